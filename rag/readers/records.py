@@ -1,0 +1,123 @@
+"""Turn one loosely shaped record (a JSON object, a CSV row, a BibTeX entry) into a Paper.
+
+Every structured reader goes through here, so JSON, CSV and BibTeX agree on field names, on how an
+author list is split, and on what counts as a cut ("et al.") list."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+from rag.types import Paper, abstract_key
+
+ALIASES: dict[str, tuple[str, ...]] = {
+    "id": ("id", "paper_id", "openreview_id", "forum", "key", "ID"),
+    "title": ("title", "name"),
+    "abstract": ("abstract", "summary", "text"),
+    "authors": ("authors", "author", "author_list"),
+    "venue": ("venue", "conference", "booktitle", "journal"),
+    "year": ("year",),
+    "track": ("track",),
+    "area": ("area", "primary_area", "topic"),
+    "decision": ("decision", "status"),
+    "url": ("url", "link", "pdf_url", "doi"),
+}
+_TRUNCATION = re.compile(r"(\bet\s*al\.?|\band\s+others|等|…|\.\.\.)\s*$", re.I)
+
+
+class RecordError(ValueError):
+    """A record that cannot become a paper; the message says which field is wrong."""
+
+
+def split_authors(value: Any) -> tuple[list[str], bool]:
+    """Authors from a list or a string ("A, B and C", "A and B and others", "A, B 等").
+    Returns the names and whether the list was cut."""
+    if value is None or value == "":
+        return [], False
+    if isinstance(value, (list, tuple)):
+        names = [str(v).strip() for v in value if str(v).strip()]
+        truncated = bool(names) and bool(_TRUNCATION.fullmatch(names[-1].strip()))
+        if truncated:
+            names = names[:-1]
+        return names, truncated
+    if not isinstance(value, str):
+        raise RecordError(f"field 'authors' must be a list or a string, not {type(value).__name__}")
+    text = value.strip()
+    truncated = bool(_TRUNCATION.search(text))
+    text = _TRUNCATION.sub("", text).strip().rstrip(",;")
+    sep = r"\s+and\s+" if re.search(r"\s+and\s+", text) and "," not in text else r"\s*[,;，、]\s*|\s+and\s+"
+    names = [n.strip() for n in re.split(sep, text) if n and n.strip()]
+    return names, truncated
+
+
+def parse_year(value: Any) -> int | None:
+    if value is None or value == "":
+        return None
+    match = re.search(r"(19|20)\d\d", str(value))
+    if not match:
+        raise RecordError(f"field 'year' is not a year: {value!r}")
+    return int(match.group(0))
+
+
+def clean_abstract(text: str) -> str:
+    """Collapse whitespace and undo a text pasted twice (a known quirk of the public lists)."""
+    text = re.sub(r"\s+", " ", text or "").strip()
+    half = len(text) // 2
+    for cut in range(max(0, half - 2), min(len(text), half + 3)):
+        first, second = text[:cut].strip(), text[cut:].strip()
+        if first and first == second:
+            return first
+    return text
+
+
+def derived_id(abstract: str, title: str = "") -> str:
+    if abstract:
+        return "a-" + abstract_key(abstract)
+    return "t-" + hashlib.sha1(title.lower().strip().encode()).hexdigest()[:16]
+
+
+def _pick(record: dict[str, Any], name: str) -> Any:
+    lowered = {str(k).lower(): v for k, v in record.items()}
+    for alias in ALIASES[name]:
+        if alias.lower() in lowered and lowered[alias.lower()] not in (None, ""):
+            return lowered[alias.lower()]
+    return None
+
+
+def paper_from_record(record: dict[str, Any], source: str, position: int) -> Paper:
+    """Map a record onto a Paper. Unknown fields are kept in `extra`; missing ones are allowed,
+    but a record with neither title nor abstract is no paper at all."""
+    if not isinstance(record, dict):
+        raise RecordError(f"expected an object with paper fields, got {type(record).__name__}")
+    text_fields = {}
+    for name in ("title", "abstract", "venue", "track", "decision", "url", "area"):
+        value = _pick(record, name)
+        if value is not None and not isinstance(value, (str, int, float)):
+            raise RecordError(f"field '{name}' must be text, not {type(value).__name__}")
+        text_fields[name] = "" if value is None else re.sub(r"\s+", " ", str(value)).strip()
+    abstract = clean_abstract(text_fields["abstract"])
+    title = text_fields["title"].strip("{} ")
+    if not abstract and not title:
+        raise RecordError("record has neither a title nor an abstract")
+    authors, truncated = split_authors(_pick(record, "authors"))
+    raw_id = _pick(record, "id")
+    known = {alias.lower() for aliases in ALIASES.values() for alias in aliases}
+    extra = {k: v for k, v in record.items() if str(k).lower() not in known and v not in (None, "")}
+    if text_fields["area"]:
+        extra["area"] = text_fields["area"]
+    return Paper(
+        id=str(raw_id).strip() if raw_id is not None else derived_id(abstract, title),
+        abstract=abstract,
+        title=title,
+        authors=authors,
+        authors_truncated=truncated,
+        venue=text_fields["venue"],
+        year=parse_year(_pick(record, "year")),
+        track=text_fields["track"],
+        decision=text_fields["decision"],
+        url=text_fields["url"],
+        source=source,
+        position=position,
+        extra=extra,
+    )

@@ -1,0 +1,185 @@
+"""Plain data passed between the stages. No I/O here."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+PAPER_FIELDS = ("title", "label", "authors", "venue", "year", "track", "decision", "url", "abstract")
+
+
+def normalise_text(text: str) -> str:
+    """Lower-case letters and digits only: survives curly quotes, LaTeX spacing, missing spaces."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    return re.sub(r"[\W_]+", "", text)
+
+
+def abstract_key(abstract: str) -> str:
+    """Identity of an abstract across sources. Uses the first 300 normalised characters, so two
+    copies that differ only in their tail (a trailing period, a doubled text, a typo fixed late)
+    are still recognised as one paper."""
+    return hashlib.sha1(normalise_text(abstract)[:300].encode()).hexdigest()[:16]
+
+
+@dataclass
+class Paper:
+    """One paper as read from any source. `id` is the source's id or derived from the abstract."""
+
+    id: str
+    abstract: str = ""
+    title: str = ""
+    label: str = ""
+    authors: list[str] = field(default_factory=list)
+    authors_truncated: bool = False
+    venue: str = ""
+    year: int | None = None
+    track: str = ""
+    decision: str = ""
+    url: str = ""
+    source: str = ""
+    position: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def display_title(self) -> str:
+        return self.title or self.label or self.id
+
+    @property
+    def key(self) -> str:
+        return abstract_key(self.abstract) if self.abstract else ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Paper":
+        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        return cls(**known)
+
+    def public(self) -> dict[str, Any]:
+        """The stable JSON contract for a paper (search adds `score`)."""
+        return {
+            "paper_id": self.id,
+            "title": self.title,
+            "label": self.label,
+            "authors": self.authors,
+            "authors_truncated": self.authors_truncated,
+            "venue": self.venue,
+            "year": self.year,
+            "track": self.track,
+            "decision": self.decision,
+            "url": self.url,
+            "abstract": self.abstract,
+        }
+
+
+@dataclass
+class Chunk:
+    """A piece of one paper's text as embedded and keyword-indexed."""
+
+    id: str
+    paper_id: str
+    index: int
+    text: str
+    tokens: int
+
+
+@dataclass
+class Hit:
+    """One paper found by retrieval, with the chunk that matched best."""
+
+    paper: Paper
+    score: float
+    chunk_text: str = ""
+    dense_rank: int | None = None
+    keyword_rank: int | None = None
+
+    def public(self) -> dict[str, Any]:
+        return {**self.paper.public(), "score": round(self.score, 6)}
+
+
+@dataclass
+class Citation:
+    """A numbered source that the answer cites, with the sentence that best supports it."""
+
+    n: int
+    paper: Paper
+    quote: str = ""
+    support: float = 0.0
+    supported: bool = True
+
+    def public(self) -> dict[str, Any]:
+        p = self.paper.public()
+        return {
+            "n": self.n,
+            "paper_id": p["paper_id"],
+            "title": p["title"],
+            "label": p["label"],
+            "authors": p["authors"],
+            "authors_truncated": p["authors_truncated"],
+            "venue": p["venue"],
+            "year": p["year"],
+            "track": p["track"],
+            "decision": p["decision"],
+            "url": p["url"],
+            "abstract": p["abstract"],
+            "quote": self.quote,
+            "support": round(self.support, 4),
+            "supported": self.supported,
+        }
+
+
+@dataclass
+class Claim:
+    """One sentence of an answer, the source numbers it cites, and the check's verdict."""
+
+    text: str
+    cites: list[int]
+    support: float = 0.0
+    supported: bool = True
+    quote: str = ""
+    reason: str = ""
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "cites": self.cites,
+            "support": round(self.support, 4),
+            "supported": self.supported,
+            "quote": self.quote,
+            "reason": self.reason,
+        }
+
+
+@dataclass
+class Answer:
+    question: str
+    text: str
+    mode: str
+    abstained: bool
+    citations: list[Citation] = field(default_factory=list)
+    claims: list[Claim] = field(default_factory=list)
+    sources: list[Hit] = field(default_factory=list)
+    removed_citations: list[int] = field(default_factory=list)
+    raw_text: str = ""
+    query: str = ""
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    usage: dict[str, int] = field(default_factory=dict)
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "query": self.query or self.question,
+            "answer": self.text,
+            "abstained": self.abstained,
+            "mode": self.mode,
+            "citations": [c.public() for c in self.citations],
+            "claims": [c.public() for c in self.claims],
+            "unsupported_claims": sum(1 for c in self.claims if not c.supported),
+            "removed_citations": self.removed_citations,
+            "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
+            "usage": self.usage,
+        }
