@@ -23,7 +23,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "decision": ("decision", "status"),
     "url": ("url", "link", "pdf_url", "doi"),
 }
-_TRUNCATION = re.compile(r"(\bet\s*al\.?|\band\s+others|等|…|\.\.\.)\s*$", re.I)
+_TRUNCATION = re.compile(r"(\bet\s*al\.?|(?:\band\s+|^)others|等|…|\.\.\.)\s*$", re.I)
 
 
 class RecordError(ValueError):

@@ -1,0 +1,71 @@
+"""Shared fixtures. Every test gets its own data folder and no API keys (DESIGN.md habit 8)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
+SAMPLE = ROOT / "data" / "sample"
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(autouse=True)
+def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in list(os.environ):
+        if name.startswith(("OPENAI_", "RAG_")):
+            monkeypatch.delenv(name)
+    home = tmp_path / "rag-home"
+    monkeypatch.setenv("RAG_HOME", str(home))
+    return home
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def run_rag(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run the real `rag` command in a subprocess (as a user would)."""
+    return subprocess.run(
+        [sys.executable, "-m", "rag.cli", *args],
+        capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}, cwd=ROOT,
+    )
+
+
+@pytest.fixture(scope="session")
+def sample_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A RAG_HOME holding the bundled sample, ingested once with the real local model."""
+    from rag.app import App
+    from rag.settings import Settings
+
+    home = tmp_path_factory.mktemp("sample-home")
+    App(Settings(home=home)).ingest_sample(progress=False)
+    return home
+
+
+@pytest.fixture
+def sample_app(sample_home: Path, tmp_path: Path) -> Iterator["object"]:
+    """An App over a private copy of the sample index, so tests may change it."""
+    from rag.app import App
+    from rag.settings import Settings
+
+    home = tmp_path / "sample-index"
+    shutil.copytree(sample_home, home)
+    yield App(Settings(home=home))
+
+
+def shared_data_or_skip(name: str) -> Path:
+    path = SHARED_DATA / name
+    if not path.exists():
+        pytest.skip(f"{path} is absent: the public data of ../shared/data is not on this machine")
+    return path

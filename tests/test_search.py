@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rag.app import App
+from rag.catalog import Filters
+from tests.conftest import run_rag
+
+CONTRACT = {"paper_id", "title", "label", "authors", "venue", "year", "track", "decision", "url", "abstract"}
+
+
+@pytest.mark.parametrize("name", ["PLNL", "Celcomen", "PersuasionBench", "NUCFL", "SAeUron", "TGB-Seq"])
+def test_exact_method_names_come_first(sample_app: App, name: str) -> None:
+    hits = sample_app.search(name).hits
+    assert hits[0].paper.label == name
+
+
+@pytest.mark.parametrize(
+    ("query", "label"),
+    [
+        # Paraphrases that share no content word with the abstract they should find.
+        ("can chatbots talk people into changing their minds", "PersuasionBench"),
+        ("cell-cell communication modelled as a causal generative network", "Celcomen"),
+        ("well-calibrated probabilities when training across many clients without sharing data", "NUCFL"),
+    ],
+)
+def test_paraphrases_find_the_paper(sample_app: App, query: str, label: str) -> None:
+    assert label in [h.paper.label for h in sample_app.search(query, k=3).hits]
+
+
+def test_each_mode_alone_and_hybrid_one_entry_per_paper(sample_app: App) -> None:
+    for mode in ("dense", "keyword", "hybrid"):
+        hits = sample_app.search("sparse autoencoders interpretability", k=10, mode=mode).hits
+        ids = [h.paper.id for h in hits]
+        assert len(ids) == len(set(ids)) and hits
+    keyword = sample_app.search("PLNL", k=10, mode="keyword").hits
+    assert [h.paper.label for h in keyword] == ["PLNL"]  # only papers that contain the term
+
+
+def test_filters_apply_inside_retrieval(sample_app: App) -> None:
+    icml = sample_app.search("language models", k=10, filters=Filters(venue="ICML")).hits
+    assert len(icml) == 10 and all(h.paper.venue == "ICML" for h in icml)
+    mueller = sample_app.search("benchmark", k=5, filters=Filters(author="mueller")).hits
+    assert [h.paper.label for h in mueller] == ["MIB"]
+    track = sample_app.search("interpretability", k=20, filters=Filters(track="Accountability")).hits
+    assert track and all("Accountability" in h.paper.track for h in track)
+    assert sample_app.search("anything", filters=Filters(decision="Oral")).hits == []
+    assert sample_app.search("anything", filters=Filters(year=2019)).hits == []
+
+
+def test_search_json_contract(sample_home: Path) -> None:
+    out = run_rag("search", "PersuasionBench", "--k", "3", "--json", env={"RAG_HOME": str(sample_home)})
+    assert out.returncode == 0, out.stderr
+    hits = json.loads(out.stdout)
+    assert len(hits) == 3
+    for hit in hits:
+        assert CONTRACT | {"score"} <= set(hit)
+        assert isinstance(hit["authors"], list) and isinstance(hit["score"], float)
+    assert hits[0]["label"] == "PersuasionBench" and len(hits[0]["abstract"]) > 300
+
+
+def test_papers_and_status_json(sample_home: Path) -> None:
+    env = {"RAG_HOME": str(sample_home)}
+    out = run_rag("papers", "--author", "Mueller", "--json", env=env)
+    entries = json.loads(out.stdout)
+    assert [e["label"] for e in entries] == ["MIB"] and CONTRACT <= set(entries[0]) and "score" not in entries[0]
+    assert [e["label"] for e in json.loads(run_rag("papers", "Celcomen", "--json", env=env).stdout)][0] == "Celcomen"
+    status = json.loads(run_rag("status", "--json", env=env).stdout)
+    assert status["papers"] == 96 and status["chunks"] == 96
+    assert status["embedding_model"] == "all-MiniLM-L6-v2-int8" and status["collection"].startswith("chunks_")
+
+
+def test_batch_queries_one_line_each(sample_home: Path, tmp_path: Path) -> None:
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": "a", "query": "PLNL"}\n{"id": "b", "query": "Celcomen"}\nnot json\n')
+    out = run_rag("search", "--queries", str(queries), "--k", "2", env={"RAG_HOME": str(sample_home)})
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [line["id"] for line in lines] == ["a", "b"]
+    assert lines[0]["hits"][0]["label"] == "PLNL" and len(lines[1]["hits"]) == 2
+    assert "q.jsonl:3" in out.stderr
+
+
+def test_user_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
+    env = {"RAG_HOME": str(tmp_path / "empty-home")}
+    out = run_rag("search", "anything", env=env)
+    assert out.returncode != 0 and "rag ingest" in out.stderr and "Traceback" not in out.stderr
+    out = run_rag("ingest", str(tmp_path / "missing.jsonl"), env=env)
+    assert out.returncode != 0 and "missing.jsonl" in out.stderr and "no such file" in out.stderr
+    assert "Traceback" not in out.stderr
