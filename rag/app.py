@@ -6,8 +6,12 @@ import logging
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from rag.answer import AnswerPipeline, Answerer, ExtractiveAnswerer, LLMAnswerer, Verifier
 from rag.catalog import Filters
+from rag.chat import ChatSession
+from rag.cite import SupportChecker
 from rag.chunk import Chunker
 from rag.embed import Embedder, HashingEmbedder, LocalEmbedder
 from rag.errors import NothingReadError
@@ -17,6 +21,9 @@ from rag.readers import read_paths
 from rag.retrieve import Mode, Retriever, SearchResult
 from rag.settings import Settings
 from rag.store import ChromaStore
+
+if TYPE_CHECKING:
+    from rag.llm import ChatModel
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +70,35 @@ class App:
     @cached_property
     def retriever(self) -> Retriever:
         return Retriever(self.index, self.settings.candidates, self.settings.rrf_k)
+
+    @cached_property
+    def chat_model(self) -> "ChatModel | None":
+        if self.settings.answer_mode != "llm":
+            return None
+        from rag.llm import OpenAIChat
+
+        return OpenAIChat(self.settings)
+
+    @cached_property
+    def pipeline(self) -> AnswerPipeline:
+        s = self.settings
+        model = self.chat_model
+        answerer: Answerer = LLMAnswerer(model, s.context_tokens) if model else ExtractiveAnswerer()
+        verifier = Verifier(model) if model and s.llm_verify else None
+        checker = SupportChecker(self.embedder, s.support_threshold)
+        return AnswerPipeline(self.retriever, answerer, checker, s.k, s.max_question_chars, verifier)
+
+    def chat(self) -> ChatSession:
+        """A new conversation (one per terminal session or browser tab)."""
+        self.index.load()
+        assert self.index.catalog is not None
+        return ChatSession(self.pipeline, self.index.catalog, self.chat_model, self.settings.history_turns)
+
+    @property
+    def mode_line(self) -> str:
+        if self.settings.answer_mode == "llm":
+            return f"LLM answers ({self.settings.llm_model} at {self.settings.openai_base_url or 'api.openai.com'})"
+        return "extractive answers (no LLM configured: set OPENAI_API_KEY to use one)"
 
     def ingest(self, paths: list[Path], venue: str = "", year: int | None = None,
                progress: bool | None = None) -> IngestReport:

@@ -35,7 +35,23 @@ class Filters:
 class Catalog:
     def __init__(self, papers: list[Paper]) -> None:
         self.papers = {p.id: p for p in papers}
-        self.chunk_ids: dict[str, list[str]] = {}
+        self._authors: dict[str, list[str]] | None = None
+
+    def named_authors(self, text: str) -> list[str]:
+        """Papers with an author whose full name appears in `text` ("what did Aaron Mueller
+        propose?"), so retrieval can rank them even when the abstract never says the name."""
+        if self._authors is None:
+            self._authors = {}
+            for pid, paper in self.papers.items():
+                for name in paper.authors:
+                    if len(name.split()) >= 2:
+                        self._authors.setdefault(_fold(name), []).append(pid)
+        folded = _fold(text)
+        found: list[str] = []
+        for name, pids in self._authors.items():
+            if name in folded and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", folded):
+                found += [p for p in pids if p not in found]
+        return found
 
     def __len__(self) -> int:
         return len(self.papers)

@@ -15,7 +15,9 @@ import click
 
 from rag.app import App
 from rag.catalog import Filters
-from rag.errors import InputError, RagError
+from rag.cite import bibtex_entry
+from rag.errors import InputError, QuestionError, RagError
+from rag.types import Answer
 from rag.settings import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -169,6 +171,125 @@ def status(as_json: bool) -> None:
     else:
         for key, value in info.items():
             click.echo(f"{key:>22}: {value}")
+
+
+def _print_answer(answer: Answer, streamed: bool) -> None:
+    if not streamed:
+        click.echo(answer.text)
+    elif answer.text != answer.raw_text and not answer.abstained:
+        click.echo("\n(checked answer)\n" + answer.text)
+    else:
+        click.echo()
+    if answer.removed_citations:
+        click.echo(f"removed citations to sources that were not retrieved: {answer.removed_citations}", err=True)
+    for claim in answer.claims:
+        if not claim.supported:
+            click.secho(f"⚠ unsupported: {claim.text[:100]} ({claim.reason})", fg="yellow")
+    if answer.citations:
+        click.echo("\nSources:")
+        for c in answer.citations:
+            p = c.paper
+            authors = ", ".join(p.authors[:3]) + (" et al." if len(p.authors) > 3 or p.authors_truncated else "")
+            where = " ".join(str(x) for x in (p.venue, p.year) if x)
+            click.echo(f"[{c.n}] {p.display_title}. {authors}. {where}. {p.url}".replace(". .", ".").rstrip(". ") )
+            click.echo(f"    support {c.support:.2f}{'' if c.supported else ' (UNSUPPORTED)'}: \"{c.quote[:160]}\"")
+    t = answer.timings_ms
+    click.echo(f"\n[{answer.mode}; retrieve {t.get('retrieve', 0):.0f} ms, generate {t.get('generate', 0):.0f} ms, "
+               f"check {t.get('check', 0):.0f} ms; tokens {answer.usage.get('prompt_tokens', 0)}+"
+               f"{answer.usage.get('completion_tokens', 0)}]", err=True)
+
+
+def _bibtex_for(answer: Answer) -> str:
+    return "\n\n".join(bibtex_entry(c.paper) for c in answer.citations)
+
+
+@cli.command()
+@click.argument("question", required=False)
+@click.option("--k", type=click.IntRange(1, 50), help="Papers to retrieve as sources.")
+@filter_options
+@click.option("--questions", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help='JSONL of {"id": ..., "question": ...}; one JSON answer per line.')
+@click.option("--bibtex", "with_bibtex", is_flag=True, help="Also print BibTeX of the cited papers.")
+@click.option("--json", "as_json", is_flag=True, help="Print the answer object as JSON.")
+@handle_errors
+def ask(question: str | None, k: int | None, venue: str | None, year: int | None, track: str | None,
+        decision: str | None, author: str | None, questions: Path | None, with_bibtex: bool, as_json: bool) -> None:
+    """Answer QUESTION from the abstracts, citing the ones that support each sentence."""
+    app = _app()
+    app.index.load()
+    filters = _filters(venue, year, track, decision, author)
+    if questions is not None:
+        for line_no, line in enumerate(questions.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+                qid, text = item["id"], str(item["question"])
+            except (ValueError, KeyError, TypeError) as err:
+                click.echo(f"error: {InputError(str(questions), f'bad question record ({err})', line_no)}", err=True)
+                continue
+            try:
+                answer = app.pipeline.answer(text, filters=filters, k=k)
+            except QuestionError as err:
+                click.echo(f"error: {questions}:{line_no}: {err}", err=True)
+                continue
+            _dump({"id": qid, **answer.public()})
+        return
+    if question is None:
+        raise click.UsageError("give a QUESTION or --questions FILE")
+    stream = not as_json and sys.stdout.isatty()
+    answer = app.pipeline.answer(question, filters=filters, k=k,
+                                 on_token=(lambda t: click.echo(t, nl=False)) if stream else None)
+    if as_json:
+        data = answer.public()
+        if with_bibtex:
+            data["bibtex"] = _bibtex_for(answer)
+        _dump(data)
+        return
+    _print_answer(answer, streamed=stream)
+    if with_bibtex and answer.citations:
+        click.echo("\n" + _bibtex_for(answer))
+
+
+@cli.command()
+@click.option("--k", type=click.IntRange(1, 50), help="Papers to retrieve per question.")
+@filter_options
+@handle_errors
+def chat(k: int | None, venue: str | None, year: int | None, track: str | None, decision: str | None,
+         author: str | None) -> None:
+    """Ask questions in a conversation; follow-ups keep their context. Empty line or Ctrl-D ends."""
+    app = _app()
+    session = app.chat()
+    filters = _filters(venue, year, track, decision, author)
+    click.echo(f"{app.mode_line}; {len(session.catalog)} papers. Ask a question (empty line to quit).")
+    while True:
+        try:
+            question = input("\n> ").strip()
+        except EOFError:
+            break
+        if not question:
+            break
+        try:
+            answer = session.ask(question, filters=filters, k=k, on_token=lambda t: click.echo(t, nl=False))
+        except QuestionError as err:
+            click.echo(f"error: {err}", err=True)
+            continue
+        if answer.query != question:
+            click.echo(f"\n(searched for: {answer.query})", err=True)
+        _print_answer(answer, streamed=True)
+
+
+@cli.command()
+@click.argument("paper_ids", nargs=-1, required=True)
+@handle_errors
+def bibtex(paper_ids: tuple[str, ...]) -> None:
+    """Print BibTeX entries for papers by id (as shown by search, papers or ask --json)."""
+    index = _app().index.load()
+    assert index.catalog is not None
+    unknown = [pid for pid in paper_ids if index.catalog.get(pid) is None]
+    if unknown:
+        raise InputError("paper ids", f"not in the catalogue: {', '.join(unknown)} (see `rag papers`)")
+    click.echo("\n\n".join(bibtex_entry(index.catalog.papers[pid]) for pid in paper_ids))
 
 
 def main() -> None:

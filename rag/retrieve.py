@@ -57,7 +57,6 @@ class Retriever:
         n = max(self.candidates, k * 3)
         dense: list[tuple[str, str]] = []
         keyword: list[tuple[str, str]] = []
-        chunk_text: dict[str, str] = {}
         if mode in ("hybrid", "dense"):
             start = time.perf_counter()
             vector = index.embedder.embed([query])[0]
@@ -77,14 +76,16 @@ class Retriever:
         start = time.perf_counter()
         dense_rank = {pid: r for r, (pid, _) in enumerate(dense, start=1)}
         kw_rank = {pid: r for r, (pid, _) in enumerate(keyword, start=1)}
-        best_chunk = {pid: cid for pid, cid in keyword[::-1] + dense[::-1]}
-        scores = rrf([[p for p, _ in dense], [p for p, _ in keyword]], self.rrf_k)
+        rankings = [[p for p, _ in dense], [p for p, _ in keyword]]
+        if mode == "hybrid":
+            rankings.append([p for p in index.catalog.named_authors(query) if allowed is None or p in allowed])
+        scores = rrf(rankings, self.rrf_k)
         ordered = sorted(scores, key=lambda p: (-scores[p], dense_rank.get(p, 10**6), p))[:k]
         hits = []
         for pid in ordered:
             paper = index.catalog.get(pid)
             if paper is None:
                 continue
-            hits.append(Hit(paper, scores[pid], chunk_text.get(best_chunk[pid], ""), dense_rank.get(pid), kw_rank.get(pid)))
+            hits.append(Hit(paper, scores[pid], dense_rank.get(pid), kw_rank.get(pid)))
         timings["fuse"] = (time.perf_counter() - start) * 1000
         return SearchResult(hits, timings)

@@ -93,7 +93,6 @@ class Hit:
 
     paper: Paper
     score: float
-    chunk_text: str = ""
     dense_rank: int | None = None
     keyword_rank: int | None = None
 

@@ -1,0 +1,187 @@
+"""Citations as data: parse the numbered markers of an answer, drop numbers that were not among
+the sources, and check each cited sentence against the abstracts it cites.
+
+The check needs no LLM. For each claim it finds the sentence of each cited abstract that supports
+it best (cosine of sentence embeddings blended with word overlap) and then applies hard checks:
+every number and every coined name in the claim must occur in a cited abstract. A claim failing a
+hard check, or scoring below the threshold, is flagged unsupported, never silently kept."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from rag.embed import Embedder
+from rag.types import Citation, Claim, Hit, Paper
+
+MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[$\\*])")
+_STOP = set(
+    "a an the of in on for to and or but with by from as at is are was were be been being this that these those "
+    "it its their they we our which who what when where how why does do did can could may might will would "
+    "than then there here into over under about also such not no yes more most less very much many paper papers "
+    "work method methods approach propose proposed show shows shown using use used based new novel".split()
+)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences, keeping decimals ("91.5%") and abbreviations ("e.g. x") intact enough."""
+    text = re.sub(r"\s+", " ", text).strip()
+    parts = [p.strip() for p in _SENTENCE_END.split(text) if p.strip()]
+    merged: list[str] = []
+    for part in parts:
+        if merged and (len(part) < 12 or re.search(r"\b(e\.g|i\.e|et al|vs|cf|Fig|Eq)\.$", merged[-1])):
+            merged[-1] += " " + part
+        else:
+            merged.append(part)
+    return merged
+
+
+def parse_numbers(group: str) -> list[int]:
+    numbers: list[int] = []
+    for piece in re.split(r"\s*[,;]\s*", group):
+        if re.fullmatch(r"\d+\s*[–-]\s*\d+", piece):
+            low, high = (int(x) for x in re.split(r"\s*[–-]\s*", piece))
+            numbers += list(range(low, high + 1)) if 0 < high - low < 20 else [low, high]
+        elif piece.strip().isdigit():
+            numbers.append(int(piece))
+    return numbers
+
+
+def parse_claims(answer: str) -> list[Claim]:
+    """Answer text -> claims. Markers that open a sentence belong to the sentence before it."""
+    sentences = split_sentences(answer)
+    claims: list[Claim] = []
+    for sentence in sentences:
+        lead = re.match(r"^(\s*\[[\d,;\s–-]+\])+", sentence)
+        if lead and claims:
+            claims[-1].cites += [n for g in MARKER.findall(lead.group(0)) for n in parse_numbers(g)]
+            sentence = sentence[lead.end():].strip()
+            if not sentence:
+                continue
+        cites = [n for g in MARKER.findall(sentence) for n in parse_numbers(g)]
+        text = MARKER.sub("", sentence).strip()
+        claims.append(Claim(text=text, cites=list(dict.fromkeys(cites))))
+    for claim in claims:
+        claim.cites = list(dict.fromkeys(claim.cites))
+    return [c for c in claims if c.text or c.cites]
+
+
+def strip_invalid(answer: str, valid: set[int]) -> tuple[str, list[int]]:
+    """Remove cited numbers that are not sources; return the cleaned text and what was removed."""
+    removed: list[int] = []
+
+    def fix(match: re.Match[str]) -> str:
+        numbers = parse_numbers(match.group(1))
+        keep = [n for n in numbers if n in valid]
+        removed.extend(n for n in numbers if n not in valid)
+        return f" [{', '.join(map(str, keep))}]" if keep else ""
+
+    return MARKER.sub(fix, answer).strip(), removed
+
+
+def content_words(text: str) -> set[str]:
+    """Content words cut to six letters, a crude stem ("introduced" meets "introduce")."""
+    words = re.findall(r"[a-z0-9][a-z0-9.%-]*[a-z0-9%]|[a-z0-9]", text.lower())
+    return {w[:6] for w in words if w not in _STOP and len(w) > 1}
+
+
+def numbers_in(text: str) -> set[str]:
+    """Numbers as written ("91.5", "4x", "1,000" -> "1000"), for the must-appear check."""
+    return {n.replace(",", "").rstrip(".") for n in re.findall(r"(?<![\w.])\d[\d,]*(?:\.\d+)?", text)}
+
+
+def names_in(text: str) -> set[str]:
+    """Coined names and acronyms (PLNL, GPT-4o, PersuasionBench) that a source must contain."""
+    words = re.findall(r"[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9]", text)
+    return {w for w in words if sum(c.isupper() for c in w[1:]) >= 1 or (w[0].isupper() and any(c.isdigit() for c in w))}
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9.%]+", " ", text.lower())
+
+
+@dataclass
+class SupportChecker:
+    embedder: Embedder
+    threshold: float = 0.5
+    _cache: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Embeddings with a bounded per-process cache: answering and checking look at the same
+        abstract sentences, and each should be embedded once."""
+        todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if todo:
+            if len(self._cache) > 20000:
+                self._cache.clear()
+            for text, vector in zip(todo, self.embedder.embed(todo)):
+                self._cache[text] = vector
+        return np.vstack([self._cache[t] for t in texts]) if texts else np.zeros((0, 1), dtype=np.float32)
+
+    def best_sentence(self, claim: str, abstract: str) -> tuple[str, float]:
+        sentences = split_sentences(abstract) or [abstract]
+        vectors = self.embed([claim, *sentences])
+        cos = vectors[1:] @ vectors[0]
+        words = content_words(claim)
+        scores = []
+        for sentence, sim in zip(sentences, cos):
+            overlap = len(words & content_words(sentence)) / len(words) if words else 0.0
+            scores.append(0.6 * max(float(sim), 0.0) + 0.4 * overlap)
+        best = int(np.argmax(scores))
+        return sentences[best], scores[best]
+
+    def check(self, claim: Claim, sources: dict[int, Paper]) -> Claim:
+        cited = [sources[n] for n in claim.cites if n in sources]
+        if not cited:
+            claim.supported, claim.support, claim.reason = False, 0.0, "no citation"
+            return claim
+        best_quote, best_score = "", -1.0
+        for paper in cited:
+            quote, score = self.best_sentence(claim.text, paper.abstract)
+            if score > best_score:
+                best_quote, best_score = quote, score
+        claim.quote, claim.support = best_quote, best_score
+        haystack = _norm(" ".join(f"{p.title} {p.label} {p.abstract}" for p in cited))
+        missing = [n for n in numbers_in(claim.text) if not re.search(rf"(?<![\d.]){re.escape(n)}(?![\d])", haystack)]
+        missing += [n for n in names_in(claim.text) if _norm(n).strip() not in haystack]
+        if missing:
+            claim.supported, claim.reason = False, f"not in the cited source: {', '.join(sorted(set(missing)))}"
+        elif best_score < self.threshold:
+            claim.supported, claim.reason = False, f"weak support ({best_score:.2f} < {self.threshold:.2f})"
+        else:
+            claim.supported, claim.reason = True, ""
+        return claim
+
+
+def citations_for(claims: Sequence[Claim], hits: Sequence[Hit]) -> list[Citation]:
+    """One Citation per cited source, numbered as in the answer, with its best supporting quote."""
+    by_n: dict[int, Citation] = {}
+    for claim in claims:
+        for n in claim.cites:
+            if not 1 <= n <= len(hits):
+                continue
+            current = by_n.get(n)
+            if current is None or claim.support > current.support:
+                by_n[n] = Citation(n, hits[n - 1].paper, claim.quote, claim.support, claim.supported)
+            elif claim.supported:
+                current.supported = True
+    return [by_n[n] for n in sorted(by_n)]
+
+
+def bibtex_entry(paper: Paper) -> str:
+    """A BibTeX entry; a cut author list ends in `and others`, BibTeX's own `et al.`."""
+    surname = (paper.authors[0].split()[-1] if paper.authors else "anon").lower()
+    surname = re.sub(r"[^a-z]", "", surname) or "anon"
+    word = re.sub(r"[^a-z]", "", (paper.display_title.split() or ["paper"])[0].lower()) or "paper"
+    key = f"{surname}{paper.year or ''}{word}"
+    authors = " and ".join(paper.authors + (["others"] if paper.authors_truncated else []))
+    fields = [("title", paper.title or paper.label), ("author", authors), ("booktitle", paper.venue),
+              ("year", str(paper.year or "")), ("url", paper.url)]
+    if not paper.title:
+        fields.append(("note", "title not in the source list; label derived from the abstract"))
+    fields.append(("x-paper-id", paper.id))
+    body = ",\n".join(f"  {name} = {{{value.replace('{', '').replace('}', '')}}}" for name, value in fields if value)
+    return f"@inproceedings{{{key},\n{body}\n}}"

@@ -1,0 +1,185 @@
+"""The only module that imports openai: chat (streaming or not) and embeddings against any
+OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp server).
+
+Retries are ours, not the client's, so the bound and the final message are explicit: 429 and 5xx
+(and connection errors) are retried with exponential backoff up to `llm_max_retries`; 401 and 404
+are not, since waiting cannot fix a key or a model name. A stream cut before its first token is
+retried; one cut later raises, because part of the answer has already been shown."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+import openai
+
+from rag.chunk import count_tokens
+from rag.errors import LLMError
+from rag.settings import Settings
+
+log = logging.getLogger(__name__)
+Message = dict[str, str]
+
+
+@dataclass
+class Usage:
+    """Token counts measured with tiktoken (the server's own counts are not always sent)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+    retries: int = 0
+
+    def add(self, other: "Usage") -> None:
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.calls += other.calls
+        self.retries += other.retries
+
+    def public(self) -> dict[str, int]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.prompt_tokens + self.completion_tokens,
+            "llm_calls": self.calls,
+            "retries": self.retries,
+        }
+
+
+class ChatModel(Protocol):
+    name: str
+
+    def stream(self, messages: list[Message], usage: Usage, max_tokens: int | None = None) -> Iterator[str]:
+        ...
+
+    def complete(self, messages: list[Message], usage: Usage, max_tokens: int | None = None) -> str:
+        ...
+
+
+def message_tokens(messages: list[Message]) -> int:
+    """Tokens of a chat prompt: contents plus the ~4 tokens of framing per message."""
+    return sum(count_tokens(m["content"]) + 4 for m in messages) + 2
+
+
+@dataclass
+class OpenAIChat:
+    settings: Settings
+    name: str = ""
+    backoff_s: float = 0.5
+    _client: openai.OpenAI = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.name = self.name or self.settings.llm_model
+        self._client = openai.OpenAI(
+            api_key=self.settings.openai_api_key or "unset",
+            base_url=self.settings.openai_base_url,
+            timeout=self.settings.llm_timeout_s,
+            max_retries=0,
+        )
+
+    def _where(self) -> str:
+        return self.settings.openai_base_url or "https://api.openai.com/v1"
+
+    def _error(self, err: Exception) -> LLMError:
+        where = self._where()
+        if isinstance(err, openai.AuthenticationError):
+            return LLMError(f"the LLM endpoint {where} refused the API key (401): check OPENAI_API_KEY")
+        if isinstance(err, openai.PermissionDeniedError):
+            return LLMError(f"the LLM endpoint {where} denied access (403): check OPENAI_API_KEY")
+        if isinstance(err, openai.NotFoundError):
+            return LLMError(f"model '{self.name}' not found at {where} (404): check RAG_LLM_MODEL and OPENAI_BASE_URL")
+        if isinstance(err, openai.RateLimitError):
+            return LLMError(f"the LLM endpoint {where} is rate-limiting (429) after {self.settings.llm_max_retries} retries: wait, or check your quota")
+        if isinstance(err, openai.APITimeoutError):
+            return LLMError(f"the LLM endpoint {where} timed out after {self.settings.llm_timeout_s:g}s: check RAG_LLM_TIMEOUT_S or the server")
+        if isinstance(err, openai.APIConnectionError):
+            return LLMError(f"cannot reach the LLM endpoint {where}: check OPENAI_BASE_URL and that the server runs")
+        if isinstance(err, openai.APIStatusError):
+            return LLMError(f"the LLM endpoint {where} failed ({err.status_code}) after {self.settings.llm_max_retries} retries: the server is failing; try later")
+        return LLMError(f"the LLM call to {where} failed: {err}")
+
+    @staticmethod
+    def _retryable(err: Exception) -> bool:
+        if isinstance(err, (openai.RateLimitError, openai.APIConnectionError)):
+            return True
+        return isinstance(err, openai.APIStatusError) and err.status_code >= 500
+
+    def _sleep(self, attempt: int, usage: Usage) -> None:
+        usage.retries += 1
+        time.sleep(self.backoff_s * (2**attempt))
+
+    def stream(self, messages: list[Message], usage: Usage, max_tokens: int | None = None) -> Iterator[str]:
+        max_tokens = max_tokens or self.settings.max_answer_tokens
+        attempt = 0
+        while True:
+            produced: list[str] = []
+            try:
+                response = self._client.chat.completions.create(
+                    model=self.name, messages=messages, stream=True, temperature=0, max_tokens=max_tokens  # type: ignore[arg-type]
+                )
+                usage.calls += 1
+                usage.prompt_tokens += message_tokens(messages)
+                for event in response:
+                    if not event.choices:
+                        continue
+                    delta = event.choices[0].delta.content or ""
+                    if delta:
+                        produced.append(delta)
+                        yield delta
+                usage.completion_tokens += count_tokens("".join(produced))
+                return
+            except openai.APIError as err:
+                usage.completion_tokens += count_tokens("".join(produced))
+                if produced:
+                    raise LLMError(f"the answer stream from {self._where()} was cut off mid-way: try again") from err
+                if self._retryable(err) and attempt < self.settings.llm_max_retries:
+                    log.warning("LLM call failed (%s); retrying", err)
+                    self._sleep(attempt, usage)
+                    attempt += 1
+                    continue
+                raise self._error(err) from err
+            except Exception as err:  # httpx errors raised while reading the stream body
+                if produced:
+                    raise LLMError(f"the answer stream from {self._where()} was cut off mid-way: try again") from err
+                if attempt < self.settings.llm_max_retries:
+                    self._sleep(attempt, usage)
+                    attempt += 1
+                    continue
+                raise LLMError(f"the LLM call to {self._where()} failed: {err}") from err
+
+    def complete(self, messages: list[Message], usage: Usage, max_tokens: int | None = None) -> str:
+        return "".join(self.stream(messages, usage, max_tokens))
+
+
+class OpenAIEmbedder:
+    """Embeddings from the endpoint's /embeddings (OPENAI_BASE_URL honoured)."""
+
+    dim = 0
+
+    def __init__(self, settings: Settings) -> None:
+        if not settings.openai_api_key:
+            raise LLMError("RAG_EMBEDDER=openai needs OPENAI_API_KEY")
+        self.name = settings.openai_embedding_model
+        self._chat = OpenAIChat(settings)
+        self._client = self._chat._client
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        attempt = 0
+        while True:
+            try:
+                got = self._client.embeddings.create(model=self.name, input=texts)
+                break
+            except openai.APIError as err:
+                if self._chat._retryable(err) and attempt < self._chat.settings.llm_max_retries:
+                    self._chat._sleep(attempt, Usage())
+                    attempt += 1
+                    continue
+                raise self._chat._error(err) from err
+        matrix = np.array([d.embedding for d in sorted(got.data, key=lambda d: d.index)], dtype=np.float32)
+        self.dim = matrix.shape[1]
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        return matrix / np.maximum(norms, 1e-12)
