@@ -10,6 +10,7 @@ carried subject."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from rag.answer import AnswerPipeline, OnToken
@@ -27,13 +28,16 @@ class Turn:
 
 
 def names_a_paper(question: str, catalog: Catalog) -> bool:
-    """True when the question names a catalogued paper by label or a coined name it contains."""
+    """True when the question names a catalogued paper: its label as a word ("Celcomen"), its
+    full title, or a coined name (PLNL, GPT-4o) that occurs in its title."""
     names = {n.lower() for n in names_in(question)}
-    if not names:
-        return False
+    lowered = question.lower()
     for paper in catalog.papers.values():
-        label = paper.label.lower()
-        if label in names or any(n in paper.title.lower() for n in names if len(n) > 3):
+        label = paper.label
+        if label and " " not in label and len(label) >= 3 and re.search(rf"(?<!\w){re.escape(label)}(?!\w)", question):
+            return True
+        title = paper.title.lower()
+        if title and (title in lowered or any(n in title for n in names if len(n) > 3)):
             return True
     return False
 

@@ -164,8 +164,10 @@ def citations_for(claims: Sequence[Claim], hits: Sequence[Hit]) -> list[Citation
             if not 1 <= n <= len(hits):
                 continue
             current = by_n.get(n)
-            if current is None or claim.support > current.support:
-                by_n[n] = Citation(n, hits[n - 1].paper, claim.quote, claim.support, claim.supported)
+            # The earliest claim (the most relevant, in answer order) keeps the quote unless a
+            # later one is clearly better supported.
+            if current is None or (claim.supported and not current.supported) or claim.support > current.support + 0.05:
+                by_n[n] = Citation(n, hits[n - 1].paper, claim.quote, claim.support, claim.supported or bool(current and current.supported))
             elif claim.supported:
                 current.supported = True
     return [by_n[n] for n in sorted(by_n)]

@@ -69,7 +69,6 @@ def message_tokens(messages: list[Message]) -> int:
 class OpenAIChat:
     settings: Settings
     name: str = ""
-    backoff_s: float = 0.5
     _client: openai.OpenAI = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -110,7 +109,7 @@ class OpenAIChat:
 
     def _sleep(self, attempt: int, usage: Usage) -> None:
         usage.retries += 1
-        time.sleep(self.backoff_s * (2**attempt))
+        time.sleep(self.settings.llm_backoff_s * (2**attempt))
 
     def stream(self, messages: list[Message], usage: Usage, max_tokens: int | None = None) -> Iterator[str]:
         max_tokens = max_tokens or self.settings.max_answer_tokens

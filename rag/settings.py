@@ -70,6 +70,7 @@ class Settings(BaseSettings):
     llm_max_retries: int = Field(
         default=3, ge=0, description="Retries on 429 and 5xx, with exponential backoff."
     )
+    llm_backoff_s: float = Field(default=1.0, ge=0, description="First retry delay; doubles each retry.")
     llm_verify: bool = Field(
         default=False, description="Ask the LLM to verify each cited claim (a second pass)."
     )

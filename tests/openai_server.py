@@ -1,0 +1,121 @@
+"""A small OpenAI-compatible HTTP server on 127.0.0.1 for tests: chat completions (plain and
+streamed as server-sent events), embeddings, scripted replies and error codes.
+
+Replies come from a queue, one per chat request; each is a dict:
+    {"content": "..."}                 a normal answer (streamed if the request asks for it)
+    {"status": 429} / {"status": 500}  an error response with an OpenAI-style body
+    {"cut_after": "partial text"}      a stream that sends some text, then drops the connection
+When the queue is empty the server answers {"content": default}. Every request is recorded."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class FakeOpenAI:
+    def __init__(self, default: str = "INSUFFICIENT_EVIDENCE") -> None:
+        self.replies: deque[dict[str, Any]] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.default = default
+        self.valid_key = "test-key"
+        self.models = {"test-model"}
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _send(self, status: int, body: dict[str, Any]) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _error(self, status: int, message: str, kind: str) -> None:
+                self._send(status, {"error": {"message": message, "type": kind, "code": status}})
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                server.requests.append({"path": self.path, "body": body})
+                if self.headers.get("Authorization") != f"Bearer {server.valid_key}":
+                    return self._error(401, "Incorrect API key provided", "invalid_request_error")
+                if self.path.endswith("/embeddings"):
+                    return self._embeddings(body)
+                if not self.path.endswith("/chat/completions"):
+                    return self._error(404, "unknown path", "invalid_request_error")
+                if body.get("model") not in server.models:
+                    return self._error(404, f"The model `{body.get('model')}` does not exist", "invalid_request_error")
+                reply = server.replies.popleft() if server.replies else {"content": server.default}
+                if "status" in reply:
+                    return self._error(int(reply["status"]), "scripted failure", "server_error")
+                if body.get("stream"):
+                    return self._stream(reply)
+                return self._send(200, {
+                    "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body["model"],
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": reply["content"]}}],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                })
+
+            def _embeddings(self, body: dict[str, Any]) -> None:
+                inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                data = []
+                for i, text in enumerate(inputs):
+                    digest = hashlib.sha256(str(text).encode()).digest()
+                    data.append({"object": "embedding", "index": i, "embedding": [b / 255 for b in digest[:16]]})
+                self._send(200, {"object": "list", "data": data, "model": body.get("model"),
+                                 "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+
+            def _chunk(self, content: str | None, finish: str | None = None) -> bytes:
+                event = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 0, "model": "test-model",
+                         "choices": [{"index": 0, "delta": {"content": content} if content else {}, "finish_reason": finish}]}
+                return f"data: {json.dumps(event)}\n\n".encode()
+
+            def _stream(self, reply: dict[str, Any]) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+
+                def write(data: bytes) -> None:
+                    self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                    self.wfile.flush()
+
+                text = reply.get("content", reply.get("cut_after", ""))
+                words = text.split(" ")
+                for i, word in enumerate(words):
+                    write(self._chunk(word if i == 0 else " " + word))
+                if "cut_after" in reply:
+                    self.close_connection = True
+                    self.wfile.flush()
+                    self.connection.shutdown(2)
+                    return
+                write(self._chunk(None, "stop"))
+                write(b"data: [DONE]\n\n")
+                self.wfile.write(b"0\r\n\r\n")
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> "FakeOpenAI":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def chat_requests(self) -> list[dict[str, Any]]:
+        return [r["body"] for r in self.requests if r["path"].endswith("/chat/completions")]

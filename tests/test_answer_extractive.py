@@ -1,0 +1,92 @@
+"""The offline default: extractive answers on the bundled sample, abstention, follow-ups, JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rag.app import App
+from rag.errors import QuestionError
+from tests.conftest import run_rag
+
+CITATION_FIELDS = {"n", "paper_id", "title", "label", "authors", "venue", "year", "url", "abstract", "quote",
+                   "support", "supported"}
+
+
+@pytest.mark.parametrize(
+    ("question", "fact", "label"),
+    [
+        ("What STL-10 accuracy does PLNL reach?", "55.25", "PLNL"),
+        ("How often does GPT-4o lose to the best human persuader?", "36%", "PersuasionBench"),
+        ("How many text samples are in the Outlandish dataset?", "1320", None),
+        ("Which paper introduced PersuasionBench?", "PersuasionBench", "PersuasionBench"),
+        ("What did Aaron Mueller propose?", "MIB", "MIB"),
+    ],
+)
+def test_factoids_put_the_answering_sentence_first(sample_app: App, question: str, fact: str, label: str | None) -> None:
+    answer = sample_app.pipeline.answer(question)
+    assert not answer.abstained and answer.mode == "extractive"
+    assert answer.text.startswith("Extractive answer")
+    first = answer.claims[0]
+    assert fact in first.text and first.supported and first.cites == [answer.citations[0].n]
+    if label:
+        cited = next(c for c in answer.citations if c.n == first.cites[0])
+        assert cited.paper.label == label and cited.quote == first.text
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Which of these papers reports BLEU on WMT14?", "What is the capital of Australia?",
+     "Who won the 2018 FIFA World Cup?", "What is a good recipe for pancakes?"],
+)
+def test_off_topic_questions_abstain(sample_app: App, question: str) -> None:
+    answer = sample_app.pipeline.answer(question)
+    assert answer.abstained and answer.citations == [] and "does not say" in answer.text
+
+
+def test_follow_up_carries_the_subject(sample_app: App) -> None:
+    session = sample_app.chat()
+    first = session.ask("Which paper introduced PersuasionBench?")
+    second = session.ask("How often does GPT-4o lose to the best human persuader?")
+    assert "PersuasionBench" in second.query
+    assert "36%" in second.claims[0].text and second.citations[0].paper.label == "PersuasionBench"
+    third = session.ask("What is Celcomen?")  # names another paper: not rewritten
+    assert third.query == "What is Celcomen?" and third.citations[0].paper.label == "Celcomen"
+    assert first.citations[0].paper.label == "PersuasionBench"  # earlier turns keep their citations
+
+
+def test_bad_questions(sample_app: App) -> None:
+    with pytest.raises(QuestionError, match="empty"):
+        sample_app.pipeline.answer("   ")
+    with pytest.raises(QuestionError, match="limit is 2000"):
+        sample_app.pipeline.answer("why " * 1000)
+
+
+def test_ask_json_contract_and_bibtex(sample_home: Path, tmp_path: Path) -> None:
+    env = {"RAG_HOME": str(sample_home)}
+    out = run_rag("ask", "What STL-10 accuracy does PLNL reach?", "--json", "--bibtex", env=env)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert {"question", "answer", "abstained", "mode", "citations", "removed_citations", "timings_ms", "usage"} <= set(data)
+    assert data["mode"] == "extractive" and data["abstained"] is False
+    assert CITATION_FIELDS <= set(data["citations"][0]) and data["citations"][0]["label"] == "PLNL"
+    assert "@inproceedings" in data["bibtex"]
+    questions = tmp_path / "q.jsonl"
+    questions.write_text('{"id": 1, "question": "What is the capital of Australia?"}\n{"id": 2, "question": ""}\n')
+    out = run_rag("ask", "--questions", str(questions), env=env)
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [line["id"] for line in lines] == [1] and lines[0]["abstained"] is True
+    assert "q.jsonl:2" in out.stderr
+
+
+def test_bibtex_marks_cut_author_lists(sample_home: Path) -> None:
+    env = {"RAG_HOME": str(sample_home)}
+    mib = json.loads(run_rag("papers", "MIB", "--json", env=env).stdout)[0]
+    out = run_rag("bibtex", mib["paper_id"], env=env)
+    assert out.returncode == 0
+    assert "Aaron Mueller and Atticus Geiger" in out.stdout and "and others}" in out.stdout
+    assert "title = {MIB}" in out.stdout and "year = {2025}" in out.stdout
+    bad = run_rag("bibtex", "no-such-id", env=env)
+    assert bad.returncode != 0 and "no-such-id" in bad.stderr
