@@ -37,6 +37,7 @@ from rag.types import Answer, Claim, Hit
 
 ABSTAIN_SENTINEL = "INSUFFICIENT_EVIDENCE"
 ABSTAIN_TEXT = "The collection does not say: none of the retrieved abstracts answers this question."
+NO_MATCH_TEXT = "Nothing found: no paper in the collection matches this question and these filters."
 EXTRACTIVE_NOTE = "Extractive answer (sentences quoted from the abstracts; no language model was used):"
 _NUMERIC_Q = re.compile(r"\b(how (many|much|often|large|fast)|what (accuracy|percentage|score|number|rate)|accuracy|"
                         r"percent|%|score|reach|achieve|improve|by how)\b", re.I)
@@ -253,9 +254,10 @@ class AnswerPipeline:
         gate = self.relevance.gate(question if query == question else f"{question} {query}", hits, scored)
         result = Answer(question=question, query=query, text="", mode=self.answerer.mode, abstained=False, sources=hits)
         if not gate.answerable:
-            result.text, result.raw_text, result.abstained = ABSTAIN_TEXT, ABSTAIN_TEXT, True
+            text = ABSTAIN_TEXT if hits else NO_MATCH_TEXT
+            result.text, result.raw_text, result.abstained = text, text, True
             if on_token:
-                on_token(ABSTAIN_TEXT)
+                on_token(text)
             timings["generate"] = (time.perf_counter() - start) * 1000
             timings["check"] = 0.0
             result.timings_ms, result.usage = timings, usage.public()

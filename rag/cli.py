@@ -292,6 +292,22 @@ def bibtex(paper_ids: tuple[str, ...]) -> None:
     click.echo("\n\n".join(bibtex_entry(index.catalog.papers[pid]) for pid in paper_ids))
 
 
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
+@click.option("--port", default=7860, show_default=True, type=int)
+@click.option("--share", is_flag=True, help="Ask Gradio for a public share link (off by default).")
+@handle_errors
+def ui(host: str, port: int, share: bool) -> None:
+    """Start the chat UI. Ingests the bundled sample first if the index is empty."""
+    app = _app()
+    if not app.index.exists():
+        click.echo("No index yet: ingesting the bundled sample (about 15 s)…", err=True)
+        app.ingest_sample()
+    from ui.app import launch
+
+    launch(app, host=host, port=port, share=share)
+
+
 def main() -> None:
     cli(prog_name="rag")
 
