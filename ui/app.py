@@ -34,6 +34,8 @@ EXAMPLES = [
     "Which papers use sparse autoencoders for interpretability?",
 ]
 ANY = "(any)"
+# System fonts only: the default theme would fetch web fonts, and these machines are offline.
+THEME = gr.themes.Default(font=["ui-sans-serif", "system-ui", "sans-serif"], font_mono=["ui-monospace", "monospace"])
 
 CSS = """
 .source-card { border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 8px 10px; margin-bottom: 8px; }
@@ -51,12 +53,14 @@ a.cite { font-weight: 600; text-decoration: none; padding: 0 2px; }
 # the clicked answer's sources: the chatbot's select event switches it).
 JS = """
 () => {
+  window.__ragCite = true;
   document.addEventListener('click', (event) => {
     const link = event.target.closest && event.target.closest('a.cite');
     if (!link) return;
     event.preventDefault();
+    const id = (link.getAttribute('href') || '').replace(/^#/, '');
     const pick = () => {
-      const card = document.getElementById(`src-${link.dataset.turn}-${link.dataset.n}`);
+      const card = document.getElementById(id);
       if (!card) return false;
       document.querySelectorAll('.source-card.selected').forEach((c) => c.classList.remove('selected'));
       card.classList.add('selected');
@@ -156,7 +160,9 @@ class Handlers:
         papers = {c.paper.id: c.paper for turn in session.turns for c in turn.answer.citations}
         if not papers:
             return None
-        path = self.files / f"cited-{id(session)}.bib"
+        folder = self.files / str(id(session))  # one folder per conversation, a readable file name
+        folder.mkdir(exist_ok=True)
+        path = folder / "cited-papers.bib"
         path.write_text("\n\n".join(bibtex_entry(p) for p in papers.values()) + "\n", encoding="utf-8")
         return str(path)
 
@@ -240,7 +246,7 @@ def launch(app: App, host: str = "127.0.0.1", port: int = 7860, share: bool = Fa
            block: bool = True) -> tuple[gr.Blocks, str]:
     demo = build(app)
     _, url, _ = demo.launch(server_name=host, server_port=port, share=share, prevent_thread_lock=True,
-                            quiet=True, css=CSS, js=JS, footer_links=[], theme=gr.themes.Default())
+                            quiet=True, css=CSS, js=JS, footer_links=[], theme=THEME)
     local = f"http://{host}:{port}/"
     if block:
         print(f"Paper QA is running at {local}  (Ctrl-C to stop)", flush=True)

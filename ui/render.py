@@ -18,7 +18,7 @@ def link_markers(text: str, turn: int, valid: set[int]) -> str:
     def repl(match: re.Match[str]) -> str:
         numbers = parse_numbers(match.group(1))
         links = [
-            f"<a class='cite' href='#src-{turn}-{n}' data-turn='{turn}' data-n='{n}'>{n}</a>" if n in valid else str(n)
+            f"<a class='cite' href='#src-{turn}-{n}'>{n}</a>" if n in valid else str(n)
             for n in numbers
         ]
         return " [" + ", ".join(links) + "]"
