@@ -52,3 +52,48 @@ def mean(values: Iterable[float]) -> float:
 
 def precision(true_positive: int, predicted: int) -> float:
     return true_positive / predicted if predicted else float("nan")
+
+
+def fact_hit(answer: str, contains: Sequence[str]) -> bool:
+    """Any-of: the answer states at least one of the expected facts (case-insensitive)."""
+    low = answer.lower()
+    return any(fact.lower() in low for fact in contains)
+
+
+def citation_precision(cited: Sequence[tuple[str, bool]], gold: Iterable[str]) -> float:
+    """Share of cited papers that are gold or whose quote supports the sentence citing them.
+    `cited` holds (paper id, supported) per citation."""
+    if not cited:
+        return float("nan")
+    gold_set = set(gold)
+    return sum(1 for pid, supported in cited if pid in gold_set or supported) / len(cited)
+
+
+def citation_recall(cited_ids: Iterable[str], gold: Iterable[str]) -> float:
+    gold_set = set(gold)
+    if not gold_set:
+        return float("nan")
+    return len(gold_set & set(cited_ids)) / len(gold_set)
+
+
+def abstention_scores(predicted: Sequence[bool], should: Sequence[bool]) -> dict[str, float]:
+    """Precision, recall and accuracy of abstaining, where `should` marks unanswerable items."""
+    tp = sum(1 for p, s in zip(predicted, should) if p and s)
+    fp = sum(1 for p, s in zip(predicted, should) if p and not s)
+    fn = sum(1 for p, s in zip(predicted, should) if not p and s)
+    correct = sum(1 for p, s in zip(predicted, should) if p == s)
+    return {
+        "abstention_precision": precision(tp, tp + fp),
+        "abstention_recall": precision(tp, tp + fn),
+        "abstention_accuracy": correct / len(predicted) if predicted else float("nan"),
+    }
+
+
+def cost_usd(prompt_tokens: int, completion_tokens: int, price_in: float, price_out: float) -> float:
+    """Cost from token counts and prices per million tokens."""
+    return (prompt_tokens * price_in + completion_tokens * price_out) / 1_000_000
+
+
+def nanmean(values: Iterable[float]) -> float:
+    kept = [v for v in values if not math.isnan(v)]
+    return statistics.fmean(kept) if kept else float("nan")

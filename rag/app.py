@@ -69,7 +69,7 @@ class App:
 
     @cached_property
     def retriever(self) -> Retriever:
-        return Retriever(self.index, self.settings.candidates, self.settings.rrf_k)
+        return Retriever(self.index, self.settings.candidates, self.settings.rrf_k, self.settings.mode)
 
     @cached_property
     def chat_model(self) -> "ChatModel | None":
@@ -117,4 +117,4 @@ class App:
 
     def search(self, query: str, k: int | None = None, filters: Filters = Filters(),
                mode: Mode | None = None) -> SearchResult:
-        return self.retriever.search(query, k or self.settings.k, filters, mode or self.settings.mode)
+        return self.retriever.search(query, k or self.settings.k, filters, mode)

@@ -292,6 +292,47 @@ def bibtex(paper_ids: tuple[str, ...]) -> None:
     click.echo("\n\n".join(bibtex_entry(index.catalog.papers[pid]) for pid in paper_ids))
 
 
+@cli.command(name="eval")
+@click.argument("dataset", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--config", "config_specs", multiple=True,
+              help="hybrid|dense|keyword|extractive|llm, a .json file, or NAME:key=value,...; repeatable.")
+@click.option("--repeat", type=click.IntRange(1, 20), default=1, show_default=True, help="Runs per configuration.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Report folder (default eval/runs/TIME).")
+@click.option("--retrieval-only", is_flag=True, help="Score retrieval only (large labeled sets such as SciFact).")
+@click.option("--judge", is_flag=True, help="Add an LLM-judge correctness score (needs OPENAI_API_KEY).")
+@click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
+@handle_errors
+def evaluate(dataset: Path, config_specs: tuple[str, ...], repeat: int, out: Path | None, retrieval_only: bool,
+             judge: bool, as_json: bool) -> None:
+    """Score retrieval, answers, citations and abstention on DATASET for each configuration."""
+    import datetime
+
+    from tqdm import tqdm
+
+    from eval import report, runner
+    from eval.dataset import load_items
+
+    app = _app()
+    catalog = app.index.load().catalog
+    assert catalog is not None
+    items, errors = load_items(dataset, catalog)
+    for err in errors:
+        click.echo(f"skipped {err}", err=True)
+    if not items:
+        raise InputError(str(dataset), "no valid items")
+    configs = [runner.parse_config(s) for s in config_specs] or [runner.Config("current")]
+    with tqdm(total=len(items) * len(configs) * repeat, unit="item", desc="evaluating", file=sys.stderr,
+              disable=not sys.stderr.isatty()) as bar:
+        results = runner.run(configs, items, app.settings, repeat, retrieval_only, judge, bar.update)
+    folder = out or Path("eval/runs") / datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    paths = report.write(dataset, results, [str(e) for e in errors], repeat, folder)
+    if as_json:
+        _dump(report.public(dataset, results))
+        return
+    click.echo(paths["report"].read_text(encoding="utf-8"))
+    click.echo(f"written: {', '.join(str(p) for p in paths.values())}", err=True)
+
+
 @cli.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
 @click.option("--port", default=7860, show_default=True, type=int)

@@ -42,12 +42,14 @@ class SearchResult:
 
 
 class Retriever:
-    def __init__(self, index: Index, candidates: int = 50, rrf_k: int = 60) -> None:
+    def __init__(self, index: Index, candidates: int = 50, rrf_k: int = 60, mode: Mode = "hybrid") -> None:
         self.index = index
+        self.mode = mode
         self.candidates = candidates
         self.rrf_k = rrf_k
 
-    def search(self, query: str, k: int = 5, filters: Filters = Filters(), mode: Mode = "hybrid") -> SearchResult:
+    def search(self, query: str, k: int = 5, filters: Filters = Filters(), mode: Mode | None = None) -> SearchResult:
+        mode = mode or self.mode
         index = self.index.load()
         assert index.catalog is not None and index.keyword is not None
         timings: dict[str, float] = {}

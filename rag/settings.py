@@ -77,6 +77,12 @@ class Settings(BaseSettings):
     support_threshold: float = Field(
         default=0.5, ge=0, le=1, description="Below this support score a cited claim is flagged."
     )
+    price_prompt_per_mtok: float = Field(
+        default=0.15, ge=0, description="USD per million prompt tokens, for cost figures in evaluations."
+    )
+    price_completion_per_mtok: float = Field(
+        default=0.60, ge=0, description="USD per million completion tokens, for cost figures in evaluations."
+    )
     max_question_chars: int = Field(default=2000, ge=10, description="Longer questions are refused.")
     history_turns: int = Field(default=4, ge=0, description="Earlier turns a chat keeps for follow-ups.")
 

@@ -1,0 +1,99 @@
+"""Evaluation datasets: JSONL items, validated and resolved against the catalogue.
+
+An item names its gold papers by `gold_ids`, `gold_titles` (exact titles) or `gold_quotes` (a
+verbatim piece of each gold abstract), so anyone can write questions for a corpus without
+knowing internal ids. SciFact-style records (`query`, `gold_ids`) load unchanged. An invalid
+item is reported with its line and skipped; the rest still run."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rag.catalog import Catalog
+from rag.errors import InputError
+
+
+@dataclass
+class Item:
+    id: str
+    question: str
+    line: int
+    history: list[str] = field(default_factory=list)
+    gold_ids: list[str] = field(default_factory=list)
+    answer_contains: list[str] = field(default_factory=list)
+    answerable: bool = True
+    kind: str = ""
+
+
+def _strings(record: dict[str, Any], name: str) -> list[str]:
+    value = record.get(name, [])
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, (str, int)) for v in value):
+        raise ValueError(f"field '{name}' must be a list of strings")
+    return [str(v) for v in value]
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def resolve_gold(record: dict[str, Any], catalog: Catalog) -> list[str]:
+    gold = _strings(record, "gold_ids")
+    for pid in gold:
+        if catalog.get(pid) is None:
+            raise ValueError(f"gold id {pid!r} is not in the catalogue")
+    titles = {p.title.lower(): p.id for p in catalog.papers.values() if p.title}
+    for title in _strings(record, "gold_titles"):
+        if title.lower() not in titles:
+            raise ValueError(f"gold title {title!r} matches no paper")
+        gold.append(titles[title.lower()])
+    for quote in _strings(record, "gold_quotes"):
+        wanted = _squash(quote)
+        found = [p.id for p in catalog.papers.values() if wanted in _squash(p.abstract)]
+        if len(found) != 1:
+            raise ValueError(f"gold quote {quote[:40]!r} matches {len(found)} abstracts, not exactly one")
+        gold.append(found[0])
+    return list(dict.fromkeys(gold))
+
+
+def load_items(path: Path, catalog: Catalog) -> tuple[list[Item], list[InputError]]:
+    items: list[Item] = []
+    errors: list[InputError] = []
+    seen: set[str] = set()
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(str(path), f"cannot read dataset ({err})") from err
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            if not isinstance(record, dict):
+                raise ValueError("each line must be a JSON object")
+            question = record.get("question", record.get("query"))
+            if not isinstance(question, str) or not question.strip():
+                raise ValueError("missing 'question'")
+            item_id = str(record.get("id", number))
+            if item_id in seen:
+                raise ValueError(f"duplicate id {item_id!r}")
+            answerable = record.get("answerable", True)
+            if not isinstance(answerable, bool):
+                raise ValueError("field 'answerable' must be true or false")
+            gold = resolve_gold(record, catalog)
+            if answerable and not gold and not record.get("answer_contains"):
+                raise ValueError("an answerable item needs gold papers or answer_contains")
+            history = _strings(record, "history")
+            items.append(Item(item_id, question.strip(), number, history, gold, _strings(record, "answer_contains"),
+                              answerable, str(record.get("kind", ""))))
+            seen.add(item_id)
+        except json.JSONDecodeError as err:
+            errors.append(InputError(str(path), f"invalid JSON ({err.msg})", number))
+        except ValueError as err:
+            errors.append(InputError(str(path), str(err), number))
+    return items, errors
