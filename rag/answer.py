@@ -149,10 +149,10 @@ class ExtractiveAnswerer:
             paper = hits[n - 1].paper
             lines.append(f'- {paper.display_title} [{n}]: "{sentence}"')
             claims.append(Claim(text=sentence, cites=[n]))
-        text = "\n".join(lines)
-        if on_token:
-            on_token(text)
-        return text, claims
+        if on_token:  # one line at a time, so a chat shows the answer arriving
+            for i, line in enumerate(lines):
+                on_token(line if i == 0 else "\n" + line)
+        return "\n".join(lines), claims
 
 
 class LLMAnswerer:

@@ -122,10 +122,10 @@ class OpenAIChat:
                 )
                 usage.calls += 1
                 usage.prompt_tokens += message_tokens(messages)
-                for event in response:
-                    if not event.choices:
+                for event in response:  # type: ignore[union-attr]
+                    if not getattr(event, "choices", None):
                         continue
-                    delta = event.choices[0].delta.content or ""
+                    delta = event.choices[0].delta.content or ""  # type: ignore[union-attr]
                     if delta:
                         produced.append(delta)
                         yield delta

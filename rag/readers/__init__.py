@@ -94,7 +94,10 @@ def read_file(path: Path, fmt: str | None = None) -> ReadResult:
         return result
     reader = READERS[fmt or sniff_format(path, text)]
     for item in reader(text, str(path)):
-        (result.errors if isinstance(item, InputError) else result.papers).append(item)
+        if isinstance(item, InputError):
+            result.errors.append(item)
+        else:
+            result.papers.append(item)
     if not result.papers and not result.errors:
         result.errors.append(InputError(str(path), "no papers found in file"))
     return result

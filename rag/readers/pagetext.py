@@ -22,7 +22,7 @@ MIN_ABSTRACT_CHARS = 80
 
 def _paragraphs(text: str) -> Iterator[tuple[int, str]]:
     """Paragraphs with the 1-based line number where each starts."""
-    start, lines = 0, []
+    start, lines = 0, list[str]()
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
             if not lines:
@@ -65,7 +65,8 @@ def read_pagetext(text: str, source: str) -> Iterator[Paper | InputError]:
         match = _HEADER.match(header)
         if match:
             venue, year = match.group(1), int(match.group(2))
-    track, authors, truncated = "", [], False
+    track, truncated = "", False
+    authors: list[str] = []
     for line, para in body:
         if _TRACK.match(para) and not para.endswith("."):
             track = para

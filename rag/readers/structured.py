@@ -95,7 +95,7 @@ def read_bibtex(text: str, source: str) -> Result:
 
     library = bibtexparser.parse_string(text)
     for block in library.failed_blocks:
-        yield InputError(source, f"unparseable BibTeX entry: {block.raw.strip()[:60]!r}", block.start_line + 1)
+        yield InputError(source, f"unparseable BibTeX entry: {(block.raw or '').strip()[:60]!r}", _line(block.start_line))
     for entry in library.entries:
         record: dict[str, Any] = {k.lower(): v for k, v in entry.fields_dict.items()}
         record = {k: f.value if hasattr(f, "value") else f for k, f in record.items()}
@@ -104,7 +104,12 @@ def read_bibtex(text: str, source: str) -> Result:
         if isinstance(record.get("author"), str):  # BibTeX separates names with "and" only
             record["author"] = [a.strip() for a in re.split(r"\s+and\s+", record["author"]) if a.strip()]
         record = {k: _strip_braces(v) if isinstance(v, str) else v for k, v in record.items()}
-        yield _one(record, source, entry.start_line + 1)
+        yield _one(record, source, _line(entry.start_line))
+
+
+def _line(start: int | None) -> int:
+    """bibtexparser counts lines from 0."""
+    return (start or 0) + 1
 
 
 def _strip_braces(value: str) -> str:
