@@ -124,7 +124,7 @@ def charts(configs: dict[str, Any], out: Path) -> list[Path]:
     ax.set_xticks([x + width * (len(names) - 1) / 2 for x in range(len(keys))], keys, rotation=30, ha="right")
     ax.set_ylim(0, 1.05)
     ax.set_title("Metrics per configuration")
-    ax.legend()
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     paths = [out / "metrics.png"]
     fig.savefig(paths[0], dpi=110)

@@ -36,6 +36,7 @@ class Catalog:
     def __init__(self, papers: list[Paper]) -> None:
         self.papers = {p.id: p for p in papers}
         self._authors: dict[str, list[str]] | None = None
+        self._fold_cache: dict[str, tuple[str, str, str, list[str]]] = {}
 
     def named_authors(self, text: str) -> list[str]:
         """Papers with an author whose full name appears in `text` ("what did Aaron Mueller
@@ -59,20 +60,28 @@ class Catalog:
     def get(self, paper_id: str) -> Paper | None:
         return self.papers.get(paper_id)
 
+    def _folded(self, paper: Paper) -> tuple[str, str, str, list[str]]:
+        """Folded venue, tracks, decision and author names, computed once per paper."""
+        cached = self._fold_cache.get(paper.id)
+        if cached is None:
+            tracks = " | ".join([paper.track, str(paper.extra.get("area", "")), *map(str, paper.extra.get("tracks", []))])
+            cached = (_fold(paper.venue), _fold(tracks), _fold(paper.decision), [_fold(a) for a in paper.authors])
+            self._fold_cache[paper.id] = cached
+        return cached
+
     def matches(self, paper: Paper, filters: Filters) -> bool:
-        if filters.venue and _fold(filters.venue) not in _fold(paper.venue):
+        venue, tracks, decision, authors = self._folded(paper)
+        if filters.venue and _fold(filters.venue) not in venue:
             return False
         if filters.year and paper.year != filters.year:
             return False
-        if filters.track:
-            tracks = " | ".join([paper.track, str(paper.extra.get("area", "")), *map(str, paper.extra.get("tracks", []))])
-            if _fold(filters.track) not in _fold(tracks):
-                return False
-        if filters.decision and _fold(filters.decision) not in _fold(paper.decision):
+        if filters.track and _fold(filters.track) not in tracks:
+            return False
+        if filters.decision and _fold(filters.decision) not in decision:
             return False
         if filters.author:
             wanted = _fold(filters.author)
-            if not any(wanted in _fold(name) for name in paper.authors):
+            if not any(wanted in name for name in authors):
                 return False
         return True
 

@@ -7,7 +7,7 @@ import functools
 import json
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -59,6 +59,19 @@ def filter_options(func: F) -> F:
 def _filters(venue: str | None, year: int | None, track: str | None, decision: str | None,
              author: str | None) -> Filters:
     return Filters(venue=venue, year=year, track=track, decision=decision, author=author)
+
+
+def _batch(path: Path, field: str) -> Iterator[tuple[int, Any, str]]:
+    """(line, id, text) for each valid `{"id": ..., FIELD: ...}` line; bad lines are reported on
+    stderr with their location and skipped, so one broken line does not stop a batch."""
+    for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            yield line_no, item["id"], str(item[field])
+        except (ValueError, KeyError, TypeError) as err:
+            click.echo(f"error: {InputError(str(path), f'bad {field} record ({err})', line_no)}", err=True)
 
 
 def _dump(data: Any) -> None:
@@ -125,15 +138,7 @@ def search(query: str | None, k: int | None, venue: str | None, year: int | None
     app = _app()
     filters = _filters(venue, year, track, decision, author)
     if queries is not None:
-        for line_no, line in enumerate(queries.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-                qid, text = item["id"], str(item["query"])
-            except (ValueError, KeyError, TypeError) as err:
-                click.echo(f"error: {InputError(str(queries), f'bad query record ({err})', line_no)}", err=True)
-                continue
+        for line_no, qid, text in _batch(queries, "query"):
             result = app.search(text, k, filters, mode)  # type: ignore[arg-type]
             _dump({"id": qid, "hits": [h.public() for h in result.hits]})
         return
@@ -219,15 +224,7 @@ def ask(question: str | None, k: int | None, venue: str | None, year: int | None
     app.index.load()
     filters = _filters(venue, year, track, decision, author)
     if questions is not None:
-        for line_no, line in enumerate(questions.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-                qid, text = item["id"], str(item["question"])
-            except (ValueError, KeyError, TypeError) as err:
-                click.echo(f"error: {InputError(str(questions), f'bad question record ({err})', line_no)}", err=True)
-                continue
+        for line_no, qid, text in _batch(questions, "question"):
             try:
                 answer = app.pipeline.answer(text, filters=filters, k=k)
             except QuestionError as err:

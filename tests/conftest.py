@@ -7,6 +7,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -69,3 +70,20 @@ def shared_data_or_skip(name: str) -> Path:
     if not path.exists():
         pytest.skip(f"{path} is absent: the public data of ../shared/data is not on this machine")
     return path
+
+
+def wait_for_http(url: str, proc: subprocess.Popen[bytes], timeout: float = 90) -> None:
+    """Poll `url` until it answers; fail with the reason if the server process dies or hangs."""
+    import urllib.request
+
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return
+        except OSError:
+            if proc.poll() is not None:
+                pytest.fail(f"server for {url} exited with code {proc.returncode}")
+            time.sleep(0.3)
+    proc.kill()
+    pytest.fail(f"server for {url} did not answer within {timeout:.0f} s")

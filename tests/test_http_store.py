@@ -5,7 +5,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 
 from rag.app import App
 from rag.settings import Settings
-from tests.conftest import free_port
+from tests.conftest import free_port, wait_for_http
 
 
 @pytest.fixture
@@ -22,18 +21,7 @@ def chroma_server(tmp_path: Path) -> Iterator[int]:
     port = free_port()
     proc = subprocess.Popen([exe, "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1", "--port", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    import urllib.request
-
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        pytest.fail("chroma server did not start")
+    wait_for_http(f"http://127.0.0.1:{port}/api/v2/heartbeat", proc, timeout=60)
     yield port
     proc.terminate()
     proc.wait(timeout=30)

@@ -11,14 +11,12 @@ import os
 import shutil
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, free_port
+from tests.conftest import ROOT, free_port, wait_for_http
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = ROOT / "artifacts"
@@ -29,22 +27,11 @@ def ui_url(sample_home: Path, tmp_path: Path) -> Iterator[str]:
     home = tmp_path / "ui-home"
     shutil.copytree(sample_home, home)
     port = free_port()
-    log = (tmp_path / "ui.log").open("w")
+    log = (tmp_path / "ui.log").open("w")  # read it when the server fails to start
     proc = subprocess.Popen([sys.executable, "-m", "rag.cli", "ui", "--port", str(port)], cwd=ROOT,
                             env={**os.environ, "RAG_HOME": str(home)}, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(url, timeout=2)
-            break
-        except OSError:
-            if proc.poll() is not None:
-                pytest.fail(f"rag ui exited: {(tmp_path / 'ui.log').read_text()}")
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        pytest.fail("rag ui did not start within 90 s")
+    wait_for_http(url, proc, timeout=90)
     yield url
     proc.terminate()
     proc.wait(timeout=30)
