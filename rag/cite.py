@@ -101,7 +101,9 @@ def names_in(text: str) -> set[str]:
 
 
 def _norm(text: str) -> str:
-    return re.sub(r"[^a-z0-9.%]+", " ", text.lower())
+    """Lower-case words and numbers; thousands separators dropped ("26,206" -> "26206") to match
+    how `numbers_in` writes numbers."""
+    return re.sub(r"[^a-z0-9.%]+", " ", re.sub(r"(?<=\d),(?=\d{3})", "", text.lower()))
 
 
 @dataclass

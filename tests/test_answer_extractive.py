@@ -90,3 +90,9 @@ def test_bibtex_marks_cut_author_lists(sample_home: Path) -> None:
     assert "title = {MIB}" in out.stdout and "year = {2025}" in out.stdout
     bad = run_rag("bibtex", "no-such-id", env=env)
     assert bad.returncode != 0 and "no-such-id" in bad.stderr
+
+
+def test_numbers_with_thousands_separators_are_found_in_their_source(sample_app: App) -> None:
+    answer = sample_app.pipeline.answer("How many models does the KBG knowledge graph contain?")
+    assert "26,206" in answer.claims[0].text
+    assert all(c.supported for c in answer.claims), [c.reason for c in answer.claims]
