@@ -78,7 +78,7 @@ class Judge:
         self.catalog = app.index.load().catalog
 
     def correct(self, item: Item, answer: str) -> bool:
-        from rag.llm import Usage
+        from rag.chatmodel import Usage
 
         abstracts = "\n".join(
             (self.catalog.papers[pid].abstract[:800] if self.catalog and pid in self.catalog.papers else "")
@@ -98,7 +98,7 @@ def run_item(app: App, item: Item, retrieval_only: bool, judge: Judge | None) ->
                               "gold_ids": item.gold_ids}
     start = time.perf_counter()
     if retrieval_only:
-        from rag.llm import Usage
+        from rag.chatmodel import Usage
 
         query = session.condense(item.question, Usage())
         result.update(query=query, answer=None, abstained=None, cited=[], claims=0, unsupported=0, timings_ms={}, usage={})

@@ -6,6 +6,7 @@ machines cannot download them and tiktoken would otherwise try at first use.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -16,13 +17,10 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 def _offline_defaults() -> None:
     """Set the environment so nothing downloads at run time (DESIGN.md, habit 10)."""
-    try:
-        import llama_index.core as _lic
-
-        cache = Path(_lic.__file__).parent / "_static" / "tiktoken_cache"
+    spec = importlib.util.find_spec("llama_index.core")  # locate, without the 1 s import
+    if spec is not None and spec.submodule_search_locations:
+        cache = Path(list(spec.submodule_search_locations)[0]) / "_static" / "tiktoken_cache"
         os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(cache))
-    except ImportError:  # pragma: no cover - llama-index-core is a hard dependency
-        pass
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")

@@ -30,7 +30,7 @@ from rag.cite import (
     strip_invalid,
 )
 from rag.errors import QuestionError
-from rag.llm import ChatModel, Message, Usage
+from rag.chatmodel import ChatModel, Message, Usage
 from rag.prompts import load
 from rag.retrieve import Retriever
 from rag.types import Answer, Claim, Hit

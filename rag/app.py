@@ -23,7 +23,7 @@ from rag.settings import Settings
 from rag.store import ChromaStore
 
 if TYPE_CHECKING:
-    from rag.llm import ChatModel
+    from rag.chatmodel import ChatModel
 
 log = logging.getLogger(__name__)
 

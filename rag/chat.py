@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from rag.answer import AnswerPipeline, OnToken
 from rag.catalog import Catalog, Filters
 from rag.cite import names_in
-from rag.llm import ChatModel, Usage
+from rag.chatmodel import ChatModel, Usage
 from rag.prompts import load
 from rag.types import Answer
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 from functools import lru_cache
 
 import tiktoken
-from llama_index.core.node_parser import SentenceSplitter
-
 from rag.types import Chunk, Paper
 
 ENCODING = "cl100k_base"
@@ -29,6 +27,8 @@ class Chunker:
     def __init__(self, chunk_tokens: int = 512, overlap: int = 64) -> None:
         self.chunk_tokens = chunk_tokens
         self.overlap = min(overlap, chunk_tokens // 4)
+        from llama_index.core.node_parser import SentenceSplitter  # heavy import: ingest only
+
         self._splitter = SentenceSplitter(
             chunk_size=chunk_tokens,
             chunk_overlap=self.overlap,

@@ -12,57 +12,16 @@ import logging
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import numpy as np
 import openai
 
+from rag.chatmodel import Message, Usage, message_tokens
 from rag.chunk import count_tokens
 from rag.errors import LLMError
 from rag.settings import Settings
 
 log = logging.getLogger(__name__)
-Message = dict[str, str]
-
-
-@dataclass
-class Usage:
-    """Token counts measured with tiktoken (the server's own counts are not always sent)."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    calls: int = 0
-    retries: int = 0
-
-    def add(self, other: "Usage") -> None:
-        self.prompt_tokens += other.prompt_tokens
-        self.completion_tokens += other.completion_tokens
-        self.calls += other.calls
-        self.retries += other.retries
-
-    def public(self) -> dict[str, int]:
-        return {
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "total_tokens": self.prompt_tokens + self.completion_tokens,
-            "llm_calls": self.calls,
-            "retries": self.retries,
-        }
-
-
-class ChatModel(Protocol):
-    name: str
-
-    def stream(self, messages: list[Message], usage: Usage, max_tokens: int | None = None) -> Iterator[str]:
-        ...
-
-    def complete(self, messages: list[Message], usage: Usage, max_tokens: int | None = None) -> str:
-        ...
-
-
-def message_tokens(messages: list[Message]) -> int:
-    """Tokens of a chat prompt: contents plus the ~4 tokens of framing per message."""
-    return sum(count_tokens(m["content"]) + 4 for m in messages) + 2
 
 
 @dataclass
