@@ -106,7 +106,8 @@ class Relevance:
     def gate(self, question: str, hits: list[Hit], scored: list[tuple[float, float, int, str]]) -> Gate:
         if not hits:
             return Gate(False, "no paper matched", 0.0)
-        corpus = " ".join(f"{h.paper.title} {h.paper.label} {h.paper.abstract}" for h in hits)
+        corpus = " ".join(f"{p.title} {p.label} {p.abstract} {' '.join(p.authors)} {p.track} {p.venue}"
+                          for p in (h.paper for h in hits))
         missing = sorted(t for t in key_terms(question) if not _contains(corpus, t))
         best = max((sim for _, sim, _, _ in scored), default=0.0)
         if any(mentions_author(question, h) for h in hits):
