@@ -115,13 +115,14 @@ class SupportChecker:
     def embed(self, texts: list[str]) -> np.ndarray:
         """Embeddings with a bounded per-process cache: answering and checking look at the same
         abstract sentences, and each should be embedded once."""
-        todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        known = {t: self._cache[t] for t in set(texts) if t in self._cache}
+        todo = [t for t in dict.fromkeys(texts) if t not in known]
         if todo:
-            if len(self._cache) > 20000:
+            known.update(zip(todo, self.embedder.embed(todo)))
+            if len(self._cache) > 20000:  # bounded; several UI sessions may share this cache
                 self._cache.clear()
-            for text, vector in zip(todo, self.embedder.embed(todo)):
-                self._cache[text] = vector
-        return np.vstack([self._cache[t] for t in texts]) if texts else np.zeros((0, 1), dtype=np.float32)
+            self._cache.update((t, known[t]) for t in todo)
+        return np.vstack([known[t] for t in texts]) if texts else np.zeros((0, 1), dtype=np.float32)
 
     def best_sentence(self, claim: str, abstract: str) -> tuple[str, float]:
         sentences = split_sentences(abstract) or [abstract]

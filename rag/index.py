@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+import threading
 from pathlib import Path
 
 from rag.catalog import Catalog
@@ -32,6 +33,7 @@ class Index:
         self.keyword: KeywordIndex | None = None
         self.records: dict[str, PaperRecord] = {}
         self._generation: str | None = None
+        self._lock = threading.Lock()  # UI sessions share one Index; rebuild it once, not per thread
 
     @property
     def fingerprint(self) -> str:
@@ -49,6 +51,10 @@ class Index:
 
     def load(self) -> "Index":
         """Load the catalogue and keyword index, rebuilding them from Chroma if stale."""
+        with self._lock:
+            return self._load()
+
+    def _load(self) -> "Index":
         self.require()
         self.store.open()
         generation = self.store.generation()
