@@ -79,3 +79,22 @@ def test_lookup_and_show_paper(sample_app: App) -> None:
     assert view.startswith("### MIB") and "Aaron Mueller" in view and "Mechanistic Interpretability Benchmark" in view
     header = handlers.header()
     assert "96 papers indexed" in header and "extractive" in header
+
+
+def test_two_tabs_answer_at_the_same_time(sample_app: App) -> None:
+    import threading
+
+    handlers = Handlers(sample_app)
+    results: dict[str, Any] = {}
+
+    def tab(name: str, question: str) -> None:
+        results[name] = run(handlers, question)[-1]
+
+    threads = [threading.Thread(target=tab, args=("a", "What STL-10 accuracy does PLNL reach?")),
+               threading.Thread(target=tab, args=("b", "How often does GPT-4o lose to the best human persuader?"))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert "55.25" in results["a"][1] and "36%" in results["b"][1]
+    assert results["a"][2] is not results["b"][2]
