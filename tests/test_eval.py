@@ -64,7 +64,7 @@ def test_eval_run_writes_reports_and_json(sample_home: Path, tmp_path: Path) -> 
     subset.write_text("\n".join(lines[:3] + [l for l in lines if '"none-01"' in l or '"follow-01"' in l]) + "\n")
     out = tmp_path / "run"
     result = run_rag("eval", str(subset), "--config", "hybrid", "--config", "keyword", "--config", "k3:k=3",
-                     "--out", str(out), "--json", env={"RAG_HOME": str(sample_home)})
+                     "--repeat", "2", "--out", str(out), "--json", env={"RAG_HOME": str(sample_home)})
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["dataset"] == str(subset) and set(data["configs"]) == {"hybrid", "keyword", "k3"}
@@ -76,7 +76,9 @@ def test_eval_run_writes_reports_and_json(sample_home: Path, tmp_path: Path) -> 
     report = (out / "report.md").read_text()
     assert "| metric | hybrid | keyword | k3 |" in report and "sha256" in report and "all-minilm" in report
     assert (out / "metrics.png").stat().st_size > 1000 and (out / "latency.png").stat().st_size > 1000
-    rows = json.loads((out / "results.json").read_text())["configs"]["hybrid"]["results"][0]
+    repeats = json.loads((out / "results.json").read_text())["configs"]["hybrid"]["results"]
+    assert len(repeats) == 2 and [r["id"] for r in repeats[0]] == [r["id"] for r in repeats[1]]
+    rows = repeats[0]
     assert len(rows) == 5 and {"id", "retrieved", "answer", "cited", "timings_ms"} <= set(rows[0])
 
 

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from eval.metrics import mean, ndcg_at_k, percentile, recall_at_k
-from eval.scifact import load_queries
+from eval.dataset import load_items
 from rag.app import App
 from rag.settings import Settings
 
@@ -35,14 +35,17 @@ def main() -> None:
         start = time.perf_counter()
         report = app.ingest([corpus], progress=True)
         print(f"ingested {report.chunks_embedded} chunks in {time.perf_counter() - start:.0f} s into {home}")
-    items = load_queries(queries, args.limit)
-    print(f"SciFact train claims: {len(items)}; corpus: {app.index.status()['papers']} abstracts")
+    catalog = app.index.load().catalog
+    assert catalog is not None
+    items, skipped = load_items(queries, catalog)  # SciFact's query file is already a dataset
+    items = items[: args.limit] if args.limit else items
+    print(f"SciFact train claims: {len(items)} ({len(skipped)} skipped); corpus: {len(catalog)} abstracts")
     print(f"{'retriever':>9} | nDCG@10 | Recall@10 | MRR    | p50 ms")
     for mode in ("keyword", "dense", "hybrid"):
         ndcg, recall, rr, times = [], [], [], []
         for item in items:
             start = time.perf_counter()
-            hits = app.search(item.query, k=10, mode=mode).hits  # type: ignore[arg-type]
+            hits = app.search(item.question, k=10, mode=mode).hits  # type: ignore[arg-type]
             times.append((time.perf_counter() - start) * 1000)
             ranked = [h.paper.id for h in hits]
             ndcg.append(ndcg_at_k(ranked, item.gold_ids, 10))
