@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-import numpy as np
 
 from rag.catalog import Filters
 from rag.chunk import count_tokens, encoding

@@ -13,7 +13,7 @@ from rag.catalog import Filters
 from rag.chat import ChatSession
 from rag.cite import SupportChecker
 from rag.chunk import Chunker
-from rag.embed import Embedder, HashingEmbedder, LocalEmbedder
+from rag.embed import Embedder, LocalEmbedder
 from rag.errors import NothingReadError
 from rag.index import Index
 from rag.ingest import Ingester, IngestReport
@@ -29,8 +29,6 @@ log = logging.getLogger(__name__)
 
 
 def build_embedder(settings: Settings) -> Embedder:
-    if settings.embedder == "hash":
-        return HashingEmbedder()
     if settings.embedder == "openai":
         from rag.llm import OpenAIEmbedder
 

@@ -7,11 +7,13 @@ label) heads every chunk, because a chunk without it loses the name a user searc
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 import tiktoken
 from rag.types import Chunk, Paper
 
 ENCODING = "cl100k_base"
+HEAD_RESERVE = 48  # tokens kept free in each chunk for the title or label that heads it
 
 
 @lru_cache(maxsize=1)
@@ -27,13 +29,20 @@ class Chunker:
     def __init__(self, chunk_tokens: int = 512, overlap: int = 64) -> None:
         self.chunk_tokens = chunk_tokens
         self.overlap = min(overlap, chunk_tokens // 4)
-        from llama_index.core.node_parser import SentenceSplitter  # heavy import: ingest only
+        self._splitter: Any = None
 
-        self._splitter = SentenceSplitter(
-            chunk_size=chunk_tokens,
-            chunk_overlap=self.overlap,
-            tokenizer=lambda t: encoding().encode(t, disallowed_special=()),
-        )
+    def _split(self, text: str) -> list[str]:
+        """Sentence-boundary split with overlap; built on first use, since importing
+        llama-index costs a second that search and ask never need."""
+        if self._splitter is None:
+            from llama_index.core.node_parser import SentenceSplitter
+
+            self._splitter = SentenceSplitter(
+                chunk_size=self.chunk_tokens - HEAD_RESERVE,
+                chunk_overlap=self.overlap,
+                tokenizer=lambda t: encoding().encode(t, disallowed_special=()),
+            )
+        return list(self._splitter.split_text(text))
 
     @property
     def fingerprint(self) -> str:
@@ -45,7 +54,7 @@ class Chunker:
         head = paper.display_title
         budget = self.chunk_tokens - count_tokens(head) - 2
         body = paper.abstract
-        pieces = [body] if count_tokens(body) <= budget else self._splitter.split_text(body)
+        pieces = [body] if count_tokens(body) <= budget else self._split(body)
         chunks = []
         for index, piece in enumerate(pieces):
             text = f"{head}\n{piece}"

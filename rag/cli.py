@@ -138,7 +138,7 @@ def search(query: str | None, k: int | None, venue: str | None, year: int | None
     app = _app()
     filters = _filters(venue, year, track, decision, author)
     if queries is not None:
-        for line_no, qid, text in _batch(queries, "query"):
+        for _line, qid, text in _batch(queries, "query"):
             result = app.search(text, k, filters, mode)  # type: ignore[arg-type]
             _dump({"id": qid, "hits": [h.public() for h in result.hits]})
         return

@@ -4,13 +4,11 @@
 onnxruntime with the WordPiece tokenizer shipped in `rag/models/`: no PyTorch, no download. The
 model reads at most 256 word pieces; longer texts are embedded as overlapping windows whose
 mean-pooled vectors are averaged, so the tail of a long abstract still counts.
-`HashingEmbedder` is a deterministic stand-in for tests of plumbing (never the default).
 The OpenAI embedder lives in `rag.llm`, the only module that imports openai."""
 
 from __future__ import annotations
 
 import hashlib
-import re
 from pathlib import Path
 from typing import Protocol
 
@@ -119,20 +117,4 @@ class LocalEmbedder:
         pooled = _normalise(pooled)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         np.add.at(out, owner, pooled)
-        return _normalise(out)
-
-
-class HashingEmbedder:
-    """Deterministic bag-of-words hashing: similar words give similar vectors. For tests only."""
-
-    name = "hashing-256"
-    dim = 256
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in re.findall(r"\w+", text.lower()):
-                bucket = int(hashlib.md5(word.encode()).hexdigest()[:8], 16)
-                out[row, bucket % self.dim] += 1.0 if bucket & 1 << 31 else -1.0
-        out[:, 0] += 1e-3  # no zero vectors: cosine distance needs a norm
         return _normalise(out)

@@ -27,10 +27,9 @@ class Settings(BaseSettings):
         default=None, description="Chroma server host; when set, use the HTTP client, not the local folder."
     )
     chroma_port: int = Field(default=8000, description="Chroma server port (with RAG_CHROMA_HOST).")
-    embedder: Literal["local", "openai", "hash"] = Field(
+    embedder: Literal["local", "openai"] = Field(
         default="local",
-        description="local: all-MiniLM-L6-v2 int8 on onnxruntime; openai: the embeddings endpoint; "
-        "hash: a deterministic hashing embedder for tests only.",
+        description="local: all-MiniLM-L6-v2 int8 on onnxruntime; openai: the embeddings endpoint.",
     )
     openai_embedding_model: str = Field(
         default="text-embedding-3-small", description="Embedding model when embedder=openai."

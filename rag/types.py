@@ -111,20 +111,9 @@ class Citation:
     supported: bool = True
 
     def public(self) -> dict[str, Any]:
-        p = self.paper.public()
         return {
             "n": self.n,
-            "paper_id": p["paper_id"],
-            "title": p["title"],
-            "label": p["label"],
-            "authors": p["authors"],
-            "authors_truncated": p["authors_truncated"],
-            "venue": p["venue"],
-            "year": p["year"],
-            "track": p["track"],
-            "decision": p["decision"],
-            "url": p["url"],
-            "abstract": p["abstract"],
+            **self.paper.public(),
             "quote": self.quote,
             "support": round(self.support, 4),
             "supported": self.supported,
