@@ -83,10 +83,11 @@ class Index:
         self.records = {r.paper.id: r for r in records}
         self.catalog = Catalog([r.paper for r in records])
 
-    def rebuild(self, generation: str | None = None) -> None:
-        """Derive catalogue and BM25 from what the Chroma collections hold, and cache both."""
+    def rebuild(self, generation: str | None = None, records: list[PaperRecord] | None = None) -> None:
+        """Derive catalogue and BM25 from what the Chroma collections hold, and cache both.
+        Ingest passes the records it has just written instead of reading them back."""
         generation = generation if generation is not None else self.store.generation()
-        records = self.store.papers()
+        records = records if records is not None else self.store.papers()
         self._set_records(records)
         ids, texts = [], []
         for row in self.store.iter_chunks():

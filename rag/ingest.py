@@ -118,6 +118,10 @@ class Ingester:
             reembed = prev is None or prev.paper.id != paper.id or prev.text_hash != text_hash
             work.append((record, chunks, "embed" if reembed else "metadata"))
 
+        if work or removed:
+            # Mark the index as changing before the first write, so caches built from it are
+            # stale even if this run is killed before it finishes.
+            store.bump_generation()
         bar = tqdm(total=sum(len(c) for _, c, a in work if a == "embed"), unit="chunk", desc="embedding",
                    disable=not self.progress or not work, file=sys.stderr)
         for start in range(0, len(work), BATCH_PAPERS):
@@ -127,9 +131,12 @@ class Ingester:
         # Records merged into another paper go only after their replacement is written.
         store.delete_chunks([cid for pid in removed for cid in self._chunk_ids(existing[pid])])
         store.delete_papers(sorted(removed))
-        report.orphans_removed = self.sweep()
-        store.bump_generation()
-        self.index.rebuild()
+        final = {pid: r for pid, r in existing.items() if pid not in removed}
+        final.update((r.paper.id, r) for r, _, _ in work)
+        report.orphans_removed = self.sweep(list(final.values()))
+        if work or removed or report.orphans_removed:
+            generation = store.bump_generation()
+            self.index.rebuild(generation, list(final.values()))
         return report
 
     def _plan(self, papers: list[Paper], existing: dict[str, PaperRecord]) -> tuple[dict[str, _Entry], set[str]]:
@@ -214,10 +221,10 @@ class Ingester:
                 stale += [f"{record.paper.id}#{i}" for i in range(record.n_chunks, prev.n_chunks)]
         store.delete_chunks(stale)
 
-    def sweep(self) -> int:
+    def sweep(self, records: list[PaperRecord]) -> int:
         """Delete chunks that no catalogue record accounts for (left by a killed run)."""
         store = self.index.store
-        expected = {cid for r in store.papers() for cid in self._chunk_ids(r)}
+        expected = {cid for r in records for cid in self._chunk_ids(r)}
         orphans = [cid for cid in store.chunk_ids() if cid not in expected]
         store.delete_chunks(orphans)
         if orphans:
