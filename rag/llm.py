@@ -66,10 +66,6 @@ class OpenAIChat:
             return True
         return isinstance(err, openai.APIStatusError) and err.status_code >= 500
 
-    def _sleep(self, attempt: int, usage: Usage) -> None:
-        usage.retries += 1
-        time.sleep(self.settings.llm_backoff_s * (2**attempt))
-
     def stream(self, messages: list[Message], usage: Usage, max_tokens: int | None = None) -> Iterator[str]:
         max_tokens = max_tokens or self.settings.max_answer_tokens
         attempt = 0
@@ -90,24 +86,24 @@ class OpenAIChat:
                         yield delta
                 usage.completion_tokens += count_tokens("".join(produced))
                 return
-            except openai.APIError as err:
+            except Exception as err:  # openai errors, and httpx errors while reading the body
                 usage.completion_tokens += count_tokens("".join(produced))
                 if produced:
                     raise LLMError(f"the answer stream from {self._where()} was cut off mid-way: try again") from err
-                if self._retryable(err) and attempt < self.settings.llm_max_retries:
-                    log.warning("LLM call failed (%s); retrying", err)
-                    self._sleep(attempt, usage)
+                if self._may_retry(err, attempt, usage):
                     attempt += 1
                     continue
                 raise self._error(err) from err
-            except Exception as err:  # httpx errors raised while reading the stream body
-                if produced:
-                    raise LLMError(f"the answer stream from {self._where()} was cut off mid-way: try again") from err
-                if attempt < self.settings.llm_max_retries:
-                    self._sleep(attempt, usage)
-                    attempt += 1
-                    continue
-                raise LLMError(f"the LLM call to {self._where()} failed: {err}") from err
+
+    def _may_retry(self, err: Exception, attempt: int, usage: Usage) -> bool:
+        """Back off and say yes while the error is transient and the bound is not reached."""
+        transient = self._retryable(err) if isinstance(err, openai.APIError) else True
+        if not transient or attempt >= self.settings.llm_max_retries:
+            return False
+        log.warning("LLM call failed (%s); retrying", err)
+        usage.retries += 1
+        time.sleep(self.settings.llm_backoff_s * (2**attempt))
+        return True
 
     def complete(self, messages: list[Message], usage: Usage, max_tokens: int | None = None) -> str:
         return "".join(self.stream(messages, usage, max_tokens))
@@ -132,11 +128,9 @@ class OpenAIEmbedder:
                 got = self._client.embeddings.create(model=self.name, input=texts)
                 break
             except openai.APIError as err:
-                if self._chat._retryable(err) and attempt < self._chat.settings.llm_max_retries:
-                    self._chat._sleep(attempt, Usage())
-                    attempt += 1
-                    continue
-                raise self._chat._error(err) from err
+                if not self._chat._may_retry(err, attempt, Usage()):
+                    raise self._chat._error(err) from err
+                attempt += 1
         matrix = np.array([d.embedding for d in sorted(got.data, key=lambda d: d.index)], dtype=np.float32)
         self.dim = matrix.shape[1]
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
