@@ -13,7 +13,7 @@ from rag.catalog import Filters
 from rag.chat import ChatSession
 from rag.cite import SupportChecker
 from rag.chunk import Chunker
-from rag.embed import Embedder, LocalEmbedder
+from rag.embed import Embedder, HashEmbedder, LocalEmbedder
 from rag.errors import NothingReadError
 from rag.index import Index
 from rag.ingest import Ingester, IngestReport
@@ -33,6 +33,8 @@ def build_embedder(settings: Settings) -> Embedder:
         from rag.llm import OpenAIEmbedder
 
         return OpenAIEmbedder(settings)
+    if settings.embedder == "hash":
+        return HashEmbedder()
     return LocalEmbedder()
 
 

@@ -4,11 +4,15 @@
 onnxruntime with the WordPiece tokenizer shipped in `rag/models/`: no PyTorch, no download. The
 model reads at most 256 word pieces; longer texts are embedded as overlapping windows whose
 mean-pooled vectors are averaged, so the tail of a long abstract still counts.
+`HashEmbedder` is a stand-in for benchmarks and tests only (`RAG_EMBEDDER=hash`): feature-hashed
+words, so it costs almost nothing and scale figures measure the pipeline, not the model.
 The OpenAI embedder lives in `rag.llm`, the only module that imports openai."""
 
 from __future__ import annotations
 
 import hashlib
+import re
+import zlib
 from pathlib import Path
 from typing import Protocol
 
@@ -117,4 +121,37 @@ class LocalEmbedder:
         pooled = _normalise(pooled)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         np.add.at(out, owner, pooled)
+        return _normalise(out)
+
+
+class HashEmbedder:
+    """Deterministic vectors from hashed words (signed feature hashing into `dim` buckets).
+
+    For benchmarks and tests only: texts sharing words get similar vectors, so search still
+    behaves plausibly, but it knows nothing of meaning. It exists so that the scale benchmark
+    measures our pipeline rather than the embedding model."""
+
+    name = "hash-384"
+    dim = 384
+
+    def __init__(self) -> None:
+        self._buckets: dict[str, tuple[int, float]] = {}
+
+    def _bucket(self, word: str) -> tuple[int, float]:
+        found = self._buckets.get(word)
+        if found is None:
+            code = zlib.crc32(word.encode())
+            found = (code % self.dim, 1.0 if code & (1 << 31) else -1.0)
+            if len(self._buckets) < 500_000:
+                self._buckets[word] = found
+        return found
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                column, sign = self._bucket(word)
+                out[row, column] += sign
+            if not out[row].any():
+                out[row, zlib.crc32(text.encode()) % self.dim] = 1.0
         return _normalise(out)

@@ -27,9 +27,10 @@ class Settings(BaseSettings):
         default=None, description="Chroma server host; when set, use the HTTP client, not the local folder."
     )
     chroma_port: int = Field(default=8000, description="Chroma server port (with RAG_CHROMA_HOST).")
-    embedder: Literal["local", "openai"] = Field(
+    embedder: Literal["local", "openai", "hash"] = Field(
         default="local",
-        description="local: all-MiniLM-L6-v2 int8 on onnxruntime; openai: the embeddings endpoint.",
+        description="local: all-MiniLM-L6-v2 int8 on onnxruntime; openai: the embeddings endpoint; "
+        "hash: hashed words, for benchmarks and tests only.",
     )
     openai_embedding_model: str = Field(
         default="text-embedding-3-small", description="Embedding model when embedder=openai."
