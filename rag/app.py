@@ -21,6 +21,7 @@ from rag.readers import read_paths
 from rag.retrieve import Mode, Retriever, SearchResult
 from rag.settings import Settings
 from rag.store import ChromaStore
+from rag.types import Answer, Paper
 
 if TYPE_CHECKING:
     from rag.chatmodel import ChatModel
@@ -118,3 +119,35 @@ class App:
     def search(self, query: str, k: int | None = None, filters: Filters = Filters(),
                mode: Mode | None = None) -> SearchResult:
         return self.retriever.search(query, k or self.settings.k, filters, mode)
+
+    # -- the facade the UI, the MCP server and the CLI use (stable names) --------------------
+    def ask(self, question: str, filters: Filters = Filters(), k: int | None = None) -> "Answer":
+        """One question without a conversation."""
+        self.index.load()
+        return self.pipeline.answer(question, filters=filters, k=k)
+
+    def lookup(self, query: str = "", filters: Filters = Filters(), limit: int = 50) -> list[Paper]:
+        """Catalogue entries matching a title, label, author or method name, best first."""
+        catalog = self.index.load().catalog
+        assert catalog is not None
+        return catalog.lookup(query, filters, limit)
+
+    def paper(self, paper_id: str) -> Paper | None:
+        catalog = self.index.load().catalog
+        assert catalog is not None
+        return catalog.get(paper_id)
+
+    def facets(self) -> dict[str, list[str]]:
+        """Distinct venues, years, tracks and decisions, for filter menus."""
+        catalog = self.index.load().catalog
+        assert catalog is not None
+        papers = list(catalog.papers.values())
+        return {
+            "venue": sorted({p.venue for p in papers if p.venue}),
+            "year": sorted({str(p.year) for p in papers if p.year}),
+            "track": sorted({p.track for p in papers if p.track}),
+            "decision": sorted({p.decision for p in papers if p.decision}),
+        }
+
+    def status(self) -> dict[str, object]:
+        return self.index.status()

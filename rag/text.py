@@ -1,0 +1,340 @@
+"""The text rules every stage shares: folding and normalising, sentences, words, numbers, coined
+names, author lists, and making untrusted text safe and readable in a terminal.
+
+One home for each rule, so that the reader, the catalogue, the chunker, the answerer, the citation
+check and the printers agree on what a sentence, a name or a number is. Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Sequence
+
+# -- folding and normalising ------------------------------------------------------------------
+
+
+def fold(text: str) -> str:
+    """Case- and accent-insensitive form for matching names ("Léo" finds "Leo")."""
+    text = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in text if not unicodedata.combining(c)).lower()
+
+
+def normalise(text: str) -> str:
+    """Letters and digits only, folded: survives curly quotes, LaTeX spacing, missing spaces."""
+    return re.sub(r"[\W_]+", "", fold(unicodedata.normalize("NFKC", text)))
+
+
+def collapse(text: str) -> str:
+    """Whitespace runs to one space, trimmed."""
+    return re.sub(r"\s+", " ", text or "").strip()
+
+
+def short_hash(text: str, size: int = 16) -> str:
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:size]
+
+
+# -- sentences --------------------------------------------------------------------------------
+
+# Words that end in a period without ending a sentence ("e.g. GPT-4", "Fig. 2", "No. 1").
+ABBREVIATIONS = frozenset(
+    "e.g i.e eg ie al etc vs cf fig figs eq eqs no nos sec secs tab tbl approx resp ref refs dr mr ms mrs "
+    "prof st viz ca pp vol ch thm lem def prop cor alg app est incl avg max min dept univ jr sr".split()
+)
+_BOUNDARY = re.compile(r"([.!?…]+)([\"')\]”’]*)(\s+|(?=[A-Z][a-z]))")
+_NEXT_OK = re.compile(r"[A-Z0-9\"'(\[$\\*{“‘]")
+
+
+def _ends_sentence(text: str, match: re.Match[str]) -> bool:
+    before = text[: match.start()]
+    prev = re.search(r"(\S+)$", before)
+    token = prev.group(1) if prev else ""
+    bare = token.lower().rstrip(".").lstrip("([{\"'")
+    after = text[match.end() : match.end() + 2]
+    if not after:
+        return True
+    spaced = bool(match.group(3))
+    if match.group(1) == "." and (bare in ABBREVIATIONS or re.fullmatch(r"[a-z]\.[a-z]", bare)):
+        return False
+    if match.group(1) == "." and re.fullmatch(r"[A-Z]", token.lstrip("([")):  # an initial: "J. Smith"
+        return False
+    if not spaced:  # "improvements?In", "results.The": glued ends, only before a capitalised word
+        return bool(re.search(r"[a-z%)\]]$", before)) and len(bare) >= 2
+    return bool(_NEXT_OK.match(after))
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a text. Keeps decimals ("91.5%"), abbreviations ("e.g.", "et al.", "Fig. 2",
+    "No. 1") and initials together, and splits ends that lack a space ("improvements?In")."""
+    text = collapse(text)
+    if not text:
+        return []
+    parts: list[str] = []
+    start = 0
+    for match in _BOUNDARY.finditer(text):
+        if _ends_sentence(text, match):
+            end = match.start() + len(match.group(1)) + len(match.group(2))
+            parts.append(text[start:end].strip())
+            start = match.end()
+    parts.append(text[start:].strip())
+    merged: list[str] = []
+    for part in parts:
+        if not part:
+            continue
+        if merged and len(part) < 12 and not re.match(r"\[\d", part):
+            merged[-1] += " " + part
+        else:
+            merged.append(part)
+    return merged
+
+
+# -- words, numbers, names --------------------------------------------------------------------
+
+STOPWORDS = frozenset(
+    "a an the of in on for to and or but with by from as at is are was were be been being this that these those "
+    "it its their they we our which who what when where how why does do did can could may might will would "
+    "than then there here into over under about also such not no yes more most less very much many paper papers "
+    "work method methods approach propose proposed show shows shown using use used based new novel".split()
+)
+
+
+def content_words(text: str) -> set[str]:
+    """Content words cut to six letters, a crude stem ("introduced" meets "introduce")."""
+    words = re.findall(r"[a-z0-9][a-z0-9.%-]*[a-z0-9%]|[a-z0-9]", fold(text))
+    return {w[:6] for w in words if w not in STOPWORDS and len(w) > 1}
+
+
+def numbers_in(text: str) -> set[str]:
+    """Numbers as written ("91.5", "4x" -> "4", "1,000" -> "1000"), for must-appear checks."""
+    return {n.replace(",", "").rstrip(".") for n in re.findall(r"(?<![\w.])\d[\d,]*(?:\.\d+)?", text)}
+
+
+def comparable(text: str) -> str:
+    """Lower-case words and numbers; thousands separators dropped ("26,206" -> "26206") to match
+    how `numbers_in` writes numbers, and LaTeX escapes undone ("55.25\\%")."""
+    text = fold(plain(text))
+    return re.sub(r"[^a-z0-9.%]+", " ", re.sub(r"(?<=\d),(?=\d{3})", "", text))
+
+
+def has_number(text: str, number: str) -> bool:
+    return re.search(rf"(?<![\d.]){re.escape(number)}(?!\d)", comparable(text)) is not None
+
+
+# Field acronyms that an abstract mentions but does not introduce.
+COMMON_ACRONYMS = frozenset(
+    "LLM LLMs GNN GNNs MLP MLPs AI NLP CNN CNNs RL SAE SAEs GPU GPUs VLM VLMs LM LMs ML DNN DNNs OOD SOTA OT API "
+    "RLHF ViT ViTs BERT GPT GPT-4 GPT-4o CLIP KL SGD MDP MDPs PDE PDEs OpenAI AGI GPT-4o-mini LLaMA-2 ODE ODEs NP "
+    "IID II III IV ImageNet CIFAR-10 CIFAR-100 TL DR AUC QA RAG MoE LoRA FL DP LLaMA VAE VAEs GAN GANs RNN RNNs "
+    "LSTM NeRF MCMC PCA SVM SVMs KNN IoU FID BLEU ROUGE MSE CoT ICL SFT DPO PPO NeurIPS ICLR ICML ACL CVPR "
+    "LLM-based".split()
+)
+
+
+def is_coined(token: str) -> bool:
+    """A coined name: CamelCase, ALLCAPS, or letters with digits/hyphens inside, not a common acronym."""
+    token = token.strip(".,;:()[]\"'`")
+    if len(token) < 2 or token in COMMON_ACRONYMS or token.rstrip("s") in COMMON_ACRONYMS:
+        return False
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9]", token):
+        return False
+    if "-" in token and all(part.islower() or part in COMMON_ACRONYMS for part in token.split("-")[1:]):
+        return False  # "LLM-based", "GNN-style": a common word with a suffix, not a name
+    inner_caps = sum(c.isupper() for c in token[1:])
+    return inner_caps >= 1 or (token[0].isupper() and any(c.isdigit() for c in token))
+
+
+def names_in(text: str) -> set[str]:
+    """Coined names and acronyms (PLNL, GPT-4o, PersuasionBench) that a source must contain."""
+    words = re.findall(r"[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9]", text)
+    return {w for w in words if sum(c.isupper() for c in w[1:]) >= 1 or (w[0].isupper() and any(c.isdigit() for c in w))}
+
+
+def contains_term(text: str, term: str) -> bool:
+    """`term` occurs in `text` as a whole word, ignoring case and accents."""
+    return re.search(rf"(?<![a-z0-9]){re.escape(fold(term))}(?![a-z0-9])", fold(text)) is not None
+
+
+# -- introduced names and labels --------------------------------------------------------------
+
+INTRODUCE = re.compile(
+    r"\b(?:(?:we|I|this\s+(?:paper|work|study|article)|here\s+we)\s+(?:first\s+|also\s+|further\s+)?"
+    r"(?:propose|introduce|present|develop|design|build|release|construct|curate|create|call|term|name|dub|"
+    r"contribute|offer|describe|provide|devise|formulate|establish|unveil)s?|(?:is\s+)?called|named|termed|dubbed|"
+    r"coined|introducing|proposing|presenting)\b",
+    re.I,
+)
+_LATEX_NAME = re.compile(r"(?:\\(?:texttt|textbf|textsc|textit|mathrm|mathbf|emph|text)\{|\{\\(?:bf|sc|tt|it)\s+)([^{}$]{2,40})\}")
+_MARKDOWN_NAME = re.compile(r"(?<![\w*])\*{1,2}([^*]{2,60})\*{1,2}(?![\w*])")
+_PAREN_ACRONYM = re.compile(r"\(([A-Z][A-Za-z0-9-]*[A-Z0-9][A-Za-z0-9-]*)\)")
+_CALLED = re.compile(r"\b(?:called|named|termed|dubbed|coined)\s+(?:it\s+|as\s+)?([$\\{*]*[A-Z][\w-]+)")
+_AFTER_VERB = re.compile(
+    r"^\S+(?:\s+\S+)?\s+(?:(?:a|an|the|our|new|novel|first)\s+)*([A-Z][\w-]+)(?=\s*[,:(]|\s+(?:a|an|which|that)\b)"
+)
+_APPOSITION = re.compile(r"^([$\\{*]*[A-Z][\w-]{1,40}[}*$]*),\s+(?:a|an)\s+(?:new|novel|simple|general|unified|scalable|\w+)")
+
+
+_USED_BEFORE = re.compile(r"\b(?:based on|using|use|uses|via|with|such as|like|from|than|over|of|including|extends?|extending)(?:\s+the)?\s+$", re.I)
+
+
+def _name_in(sentence: str, tail: str) -> str:
+    called = _CALLED.search(sentence)
+    if called and called.group(1).strip("$\\{*") not in COMMON_ACRONYMS:
+        return called.group(1).strip("$\\{*.,")
+    after = _AFTER_VERB.match(tail)
+    if after and after.group(1) not in COMMON_ACRONYMS and after.group(1).lower() not in ("we", "this", "it"):
+        if is_coined(after.group(1)) or after.group(1)[0].isupper():
+            return after.group(1)
+    acronym = _PAREN_ACRONYM.search(tail)
+    for word in re.finditer(r"[\w-]+", tail[:300]):
+        if _USED_BEFORE.search(tail[max(0, word.start() - 24) : word.start()]):
+            continue  # "based on the Frank-Wolfe algorithm": a name the paper uses, not one it introduces
+        if is_coined(word.group(0)):
+            if acronym and 0 < acronym.start() - word.start() < 90 and acronym.group(1) not in COMMON_ACRONYMS:
+                return acronym.group(1)
+            return word.group(0)
+    if acronym and acronym.group(1) not in COMMON_ACRONYMS:
+        return acronym.group(1)
+    return ""
+
+
+def introduced_name(abstract: str) -> str:
+    """The name of the method, model or benchmark an abstract introduces ("we propose X", "X, a
+    new …", "called X"), or "" when it introduces none."""
+    for sentence in split_sentences(abstract):
+        appos = _APPOSITION.match(sentence)
+        if appos:
+            name = plain(appos.group(1)).strip()
+            if is_coined(name):
+                return name
+        intro = INTRODUCE.search(sentence)
+        if not intro:
+            continue
+        tail = sentence[intro.start() :]
+        for pattern in (_LATEX_NAME, _MARKDOWN_NAME):
+            match = pattern.search(tail)
+            if match and len(match.group(1).split()) <= 4:
+                inner = match.group(1).strip()
+                acronym = re.search(re.escape(match.group(0)) + r"\s*\(([^)]{2,15})\)", tail)
+                if acronym and is_coined(acronym.group(1)):
+                    return acronym.group(1)
+                if inner not in COMMON_ACRONYMS:
+                    return inner
+        name = _name_in(sentence, tail)
+        if name:
+            return name
+    return ""
+
+
+def introduces(abstract: str, term: str) -> bool:
+    """Does the abstract introduce `term` (propose, present, name it), not merely use it?"""
+    if not term:
+        return False
+    if fold(introduced_name(abstract)) == fold(term):
+        return True
+    for sentence in split_sentences(abstract):
+        if not contains_term(sentence, term):
+            continue
+        if INTRODUCE.search(sentence):
+            return True
+        appos = _APPOSITION.match(plain(sentence))
+        if appos and fold(appos.group(1).strip("$\\{}*")) == fold(term):
+            return True
+    return False
+
+
+def derive_label(abstract: str, max_chars: int = 60) -> str:
+    """A short handle for a paper without a title: the name it introduces, else its clipped
+    first sentence."""
+    name = introduced_name(abstract)
+    if name:
+        return name
+    sentences = split_sentences(abstract)
+    first = plain(sentences[0]) if sentences else ""
+    if len(first) <= max_chars:
+        return first.rstrip(".")
+    return first[:max_chars].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+
+
+# -- plain, readable, safe text for terminals ------------------------------------------------
+
+_LATEX_SYMBOLS = {
+    "times": "×", "approx": "≈", "leq": "≤", "le": "≤", "geq": "≥", "ge": "≥", "neq": "≠", "sim": "~", "pm": "±",
+    "cdot": "·", "infty": "∞", "rightarrow": "→", "to": "→", "leftarrow": "←", "alpha": "α", "beta": "β",
+    "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "theta": "θ", "lambda": "λ", "mu": "μ",
+    "sigma": "σ", "tau": "τ", "phi": "φ", "pi": "π", "rho": "ρ", "omega": "ω", "Omega": "Ω", "Delta": "Δ",
+    "ell": "ℓ", "sqrt": "√", "sum": "Σ", "log": "log", "exp": "exp", "in": "∈", "mathbb": "", "ldots": "…",
+    "dots": "…", "cdots": "…", "%": "%", "_": "_", "&": "&", "#": "#", "$": "$", "{": "{", "}": "}",
+}
+_LATEX_WRAPPERS = re.compile(
+    r"\\(?:texttt|textbf|textsc|textit|textrm|textsf|text|mathrm|mathbf|mathcal|mathit|mathsf|mathtt|mathbb|"
+    r"operatorname|emph|underline|boldsymbol|bm|textnormal)\s*\{([^{}]*)\}"
+)
+
+
+def plain(text: str) -> str:
+    """LaTeX and Markdown emphasis as readable text: `34.96\\% to 55.25\\%` -> `34.96% to 55.25%`,
+    `$\\texttt{UNI}$` -> `UNI`, `**x**` -> `x`. Citation markers `[1]` are left alone."""
+    if not text or not re.search(r"[\\$*_`{]", text):
+        return text
+    out = text
+    for _ in range(3):  # nested wrappers: \textbf{\textit{x}}
+        out = _LATEX_WRAPPERS.sub(r"\1", out)
+    out = re.sub(r"\{\\(?:bf|it|sc|tt|em|rm)\s+([^{}]*)\}", r"\1", out)
+    out = re.sub(r"\\([%_&#${}])", r"\1", out)
+    out = re.sub(r"\\([A-Za-z]+)\b\s?", lambda m: _LATEX_SYMBOLS.get(m.group(1), m.group(1)) + (" " if m.group(1) in ("times", "approx", "leq", "geq", "le", "ge", "neq", "pm", "in", "to", "rightarrow") else ""), out)
+    out = re.sub(r"\$([^$]{0,200})\$", lambda m: m.group(1).replace("{", "").replace("}", ""), out)
+    out = re.sub(r"\^\{([^{}]*)\}", r"^\1", out)
+    out = re.sub(r"_\{([^{}]*)\}", r"_\1", out)
+    out = re.sub(r"(?<![\w*])\*\*([^*]+)\*\*(?![\w*])", r"\1", out)
+    out = re.sub(r"(?<![\w*])\*([^*\s][^*]*)\*(?![\w*])", r"\1", out)
+    out = re.sub(r"(?<![\w_])__([^_]+)__(?![\w_])", r"\1", out)
+    out = re.sub(r"`([^`]+)`", r"\1", out)
+    out = re.sub(r"!?\[([^\]]*)\]\((?:[^)]*)\)", r"\1", out)  # Markdown links and images: their text only
+    return re.sub(r"[ \t]{2,}", " ", out)
+
+
+_TERMINAL_CONTROL = re.compile(
+    r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC (clipboard writes, hyperlinks, titles)
+    r"|\x1b[P^_X][^\x1b]*(?:\x1b\\)?"  # DCS, PM, APC, SOS strings
+    r"|\x1b\[[0-?]*[ -/]*[@-~]"  # CSI (colours, cursor moves, screen clears)
+    r"|\x1b[@-Z\\-_]|\x1b."  # other escapes
+    r"|\x9b[0-?]*[ -/]*[@-~]|\x9d[^\x07\x9c]*[\x07\x9c]?"  # 8-bit CSI and OSC
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # remaining C0/C1 controls (tab and newline stay)
+    r"|[\u202a-\u202e\u2066-\u2069]"  # bidirectional overrides
+)
+
+
+def printable(text: str) -> str:
+    """Text that cannot drive a terminal: escape sequences and control characters removed."""
+    return _TERMINAL_CONTROL.sub("", text) if text else text
+
+
+def for_terminal(text: str) -> str:
+    """Untrusted text as a terminal should show it: readable (LaTeX, Markdown) and inert."""
+    return plain(printable(text))
+
+
+# -- authors --------------------------------------------------------------------------------
+
+
+def format_authors(authors: Sequence[str], truncated: bool = False, limit: int | None = None) -> str:
+    """One author-list formatter for every printer: "A, B, C et al." ("et al." when the list was
+    cut at the source or at `limit`)."""
+    names = [a for a in authors if a]
+    cut = truncated or (limit is not None and len(names) > limit)
+    shown = names[:limit] if limit is not None else names
+    text = ", ".join(shown)
+    if cut and shown:
+        text += " et al."
+    return text
+
+
+def join_sentences(parts: Sequence[str]) -> str:
+    """Join parts with ". ", never doubling a period ("Tillman et al." + "ICLR" -> "Tillman et al. ICLR")."""
+    out = ""
+    for part in (p.strip() for p in parts if p and p.strip()):
+        if out:
+            out += " " if out.endswith((".", "!", "?")) else ". "
+        out += part
+    return out
