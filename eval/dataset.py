@@ -15,6 +15,7 @@ from typing import Any
 
 from rag.catalog import Catalog
 from rag.errors import InputError
+from rag.types import Paper
 
 
 @dataclass
@@ -42,19 +43,33 @@ def _squash(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def resolve_gold(record: dict[str, Any], catalog: Catalog) -> list[str]:
+class Abstracts:
+    """Every abstract of the catalogue, read once per dataset, for resolving gold quotes."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self._texts: list[tuple[str, str]] | None = None
+
+    def containing(self, quote: str) -> list[str]:
+        if self._texts is None:
+            self._texts = [(p.id, _squash(p.abstract)) for _, p in self.catalog.iter_papers() if p.abstract]
+        wanted = _squash(quote)
+        return [pid for pid, text in self._texts if wanted in text]
+
+
+def resolve_gold(record: dict[str, Any], catalog: Catalog, abstracts: Abstracts | None = None) -> list[str]:
     gold = _strings(record, "gold_ids")
     for pid in gold:
         if catalog.get(pid) is None:
             raise ValueError(f"gold id {pid!r} is not in the catalogue")
-    titles = {p.title.lower(): p.id for p in catalog.papers.values() if p.title}
     for title in _strings(record, "gold_titles"):
-        if title.lower() not in titles:
+        found = [p for p in catalog.title_matches(title) if (catalog.get(p) or Paper("")).title.lower() == title.lower()]
+        if not found:
             raise ValueError(f"gold title {title!r} matches no paper")
-        gold.append(titles[title.lower()])
+        gold.append(found[0])
+    abstracts = abstracts or Abstracts(catalog)
     for quote in _strings(record, "gold_quotes"):
-        wanted = _squash(quote)
-        found = [p.id for p in catalog.papers.values() if wanted in _squash(p.abstract)]
+        found = abstracts.containing(quote)
         if len(found) != 1:
             raise ValueError(f"gold quote {quote[:40]!r} matches {len(found)} abstracts, not exactly one")
         gold.append(found[0])
@@ -69,6 +84,7 @@ def load_items(path: Path, catalog: Catalog) -> tuple[list[Item], list[InputErro
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as err:
         raise InputError(str(path), f"cannot read dataset ({err})") from err
+    abstracts = Abstracts(catalog)
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -85,7 +101,7 @@ def load_items(path: Path, catalog: Catalog) -> tuple[list[Item], list[InputErro
             answerable = record.get("answerable", True)
             if not isinstance(answerable, bool):
                 raise ValueError("field 'answerable' must be true or false")
-            gold = resolve_gold(record, catalog)
+            gold = resolve_gold(record, catalog, abstracts)
             if answerable and not gold and not record.get("answer_contains"):
                 raise ValueError("an answerable item needs gold papers or answer_contains")
             history = _strings(record, "history")

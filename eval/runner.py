@@ -80,10 +80,8 @@ class Judge:
     def correct(self, item: Item, answer: str) -> bool:
         from rag.chatmodel import Usage
 
-        abstracts = "\n".join(
-            (self.catalog.papers[pid].abstract[:800] if self.catalog and pid in self.catalog.papers else "")
-            for pid in item.gold_ids
-        )
+        papers = self.catalog.get_many(item.gold_ids)
+        abstracts = "\n".join(papers[pid].abstract[:800] for pid in item.gold_ids if pid in papers)
         reply = self.model.complete([{"role": "user", "content": self.prompt.render(
             question=item.question, expected="; ".join(item.answer_contains) or "(none given)",
             abstracts=abstracts or "(none)", answer=answer)}], Usage(), max_tokens=5)
@@ -194,7 +192,7 @@ def run(configs: list[Config], items: list[Item], base: Settings, repeat: int = 
             "spread": spread,
             "results": repeats,
             "fingerprint": app.index.fingerprint,
-            "papers": len(app.index.catalog or []),
+            "papers": len(app.index.catalog),
             "answer_mode": "retrieval-only" if retrieval_only else settings.answer_mode,
         }
     return out

@@ -18,16 +18,8 @@ from typing import Protocol
 
 from rag.catalog import Filters
 from rag.chunk import count_tokens, encoding
-from rag.cite import (
-    SupportChecker,
-    citations_for,
-    content_words,
-    names_in,
-    numbers_in,
-    parse_claims,
-    split_sentences,
-    strip_invalid,
-)
+from rag.cite import SupportChecker, citations_for, parse_claims, strip_invalid
+from rag.text import content_words, format_authors, names_in, numbers_in, split_sentences
 from rag.errors import QuestionError
 from rag.chatmodel import ChatModel, Message, Usage
 from rag.prompts import load
@@ -98,6 +90,8 @@ class Relevance:
                 score += 0.15
             if n in by_author:
                 score += 0.2
+            if sentence.rstrip().endswith("?"):
+                score -= 0.3  # a question the abstract asks is not an answer to ours
             scored.append((score, float(sim), n, sentence))
         scored.sort(key=lambda row: -row[0])
         return scored
@@ -173,8 +167,8 @@ class LLMAnswerer:
         for n, hit in enumerate(hits, start=1):
             p = hit.paper
             abstract = re.sub(r"</?\s*source", "‹source", p.abstract, flags=re.I)
-            head = (f'<source id="{n}">\nTitle: {p.display_title}\nAuthors: {", ".join(p.authors) or "unknown"}'
-                    f'{" et al." if p.authors_truncated else ""}\nVenue: {p.venue} {p.year or ""}\nAbstract: ')
+            head = (f'<source id="{n}">\nTitle: {p.display_title}\nAuthors: {format_authors(p.authors, p.authors_truncated) or "unknown"}'
+                    f'\nVenue: {p.venue} {p.year or ""}\nAbstract: ')
             budget = self.context_tokens - used - count_tokens(head) - 8
             if budget < 50:
                 break

@@ -1,20 +1,78 @@
-"""The paper catalogue in memory: lookup by title, label, author or method name, and the metadata
-filters that retrieval applies. Filters resolve to a set of paper ids, which both retrievers
-honour, so a filter is applied inside retrieval rather than by trimming a top-k afterwards."""
+"""The paper catalogue: a local SQLite view of the change log kept in Chroma (`rag.changelog`).
+
+It holds every copy of every paper as read (the log's state), the merged paper shown for each id,
+and what lookup and filtering need: folded venue/year/track/decision columns with counts per value,
+author names, a full-text table over title, label and authors, and identity keys for ingest
+(whole-abstract hash, title hash, the name a title opens with, the label of an id-less abstract).
+It updates in place, so adding a thousand papers to a million costs a thousand rows, and it is
+read on demand, so a command that looks at ten papers reads ten rows.
+
+Applying the log is commutative: each copy and each vector entry is a last-writer-wins register
+keyed by its own identity and versioned by (time, writer, position), so machines that apply the
+same segments in different orders end with the same catalogue.
+
+Each thread gets its own connection (SQLite connections are not shared across threads); writes
+happen under `Index`'s write lock."""
 
 from __future__ import annotations
 
+import json
+import logging
 import re
-import unicodedata
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
+import numpy as np
+
+from rag.errors import StoreError
+from rag.identity import abstract_key, title_head, title_key
+from rag.merge import merge_papers
+from rag.text import STOPWORDS, fold, names_in
 from rag.types import Paper
 
+log = logging.getLogger(__name__)
 
-def _fold(text: str) -> str:
-    """Case- and accent-insensitive form for matching names ("Léo" finds "Leo")."""
-    text = unicodedata.normalize("NFKD", text)
-    return "".join(c for c in text if not unicodedata.combining(c)).lower()
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS segments (id TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS copies (
+  skey TEXT PRIMARY KEY, pid TEXT NOT NULL, source TEXT NOT NULL, digest TEXT NOT NULL, data TEXT,
+  ts INTEGER NOT NULL, writer TEXT NOT NULL, seq INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS copies_pid ON copies(pid);
+CREATE INDEX IF NOT EXISTS copies_source ON copies(source);
+CREATE TABLE IF NOT EXISTS vectors (
+  pid TEXT NOT NULL, version TEXT NOT NULL, n INTEGER NOT NULL,
+  ts INTEGER NOT NULL, writer TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (pid, version)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS papers (
+  pno INTEGER PRIMARY KEY AUTOINCREMENT, pid TEXT NOT NULL UNIQUE, data TEXT NOT NULL,
+  own_id INTEGER NOT NULL, has_abstract INTEGER NOT NULL,
+  abstract_key TEXT NOT NULL, title_key TEXT NOT NULL, title_head TEXT NOT NULL, label_key TEXT NOT NULL,
+  venue TEXT NOT NULL, year INTEGER, tracks TEXT NOT NULL, decision TEXT NOT NULL,
+  version TEXT NOT NULL, n_chunks INTEGER NOT NULL, vectors_ok INTEGER NOT NULL, indexed INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS papers_abstract ON papers(abstract_key) WHERE abstract_key != '';
+CREATE INDEX IF NOT EXISTS papers_title ON papers(title_key) WHERE title_key != '';
+CREATE INDEX IF NOT EXISTS papers_head ON papers(title_head) WHERE title_head != '';
+CREATE INDEX IF NOT EXISTS papers_label ON papers(label_key) WHERE label_key != '';
+CREATE INDEX IF NOT EXISTS papers_venue ON papers(venue);
+CREATE INDEX IF NOT EXISTS papers_year ON papers(year);
+CREATE INDEX IF NOT EXISTS papers_tracks ON papers(tracks);
+CREATE INDEX IF NOT EXISTS papers_decision ON papers(decision);
+CREATE INDEX IF NOT EXISTS papers_unindexed ON papers(pno) WHERE indexed = 0;
+CREATE INDEX IF NOT EXISTS papers_novectors ON papers(pno) WHERE vectors_ok = 0;
+CREATE TABLE IF NOT EXISTS authors (name TEXT NOT NULL, pno INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS authors_name ON authors(name);
+CREATE INDEX IF NOT EXISTS authors_pno ON authors(pno);
+CREATE VIRTUAL TABLE IF NOT EXISTS papers_fts USING fts5(title, label, authors, tokenize="unicode61 remove_diacritics 2");
+CREATE TABLE IF NOT EXISTS gone (pno INTEGER PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS facets (field TEXT NOT NULL, value TEXT NOT NULL, n INTEGER NOT NULL,
+  PRIMARY KEY (field, value)) WITHOUT ROWID;
+"""
+FACET_FIELDS = ("venue", "year", "tracks", "decision")
 
 
 @dataclass(frozen=True)
@@ -32,94 +90,574 @@ class Filters:
         return {k: v for k, v in self.__dict__.items() if v not in (None, "")}
 
 
-class Catalog:
-    def __init__(self, papers: list[Paper]) -> None:
-        self.papers = {p.id: p for p in papers}
-        self._authors: dict[str, list[str]] | None = None
-        self._fold_cache: dict[str, tuple[str, str, str, list[str]]] = {}
+@dataclass
+class CopyRow:
+    """A copy as the catalogue holds it: which paper it belongs to and a digest of what it says."""
 
-    def named_authors(self, text: str) -> list[str]:
-        """Papers with an author whose full name appears in `text` ("what did Aaron Mueller
-        propose?"), so retrieval can rank them even when the abstract never says the name."""
-        if self._authors is None:
-            self._authors = {}
-            for pid, paper in self.papers.items():
-                for name in paper.authors:
-                    if len(name.split()) >= 2:
-                        self._authors.setdefault(_fold(name), []).append(pid)
-        folded = _fold(text)
-        found: list[str] = []
-        for name, pids in self._authors.items():
-            if name in folded and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", folded):
-                found += [p for p in pids if p not in found]
-        return found
+    skey: str
+    pid: str
+    digest: str
+    live: bool
+
+
+@dataclass
+class PaperState:
+    """What ingest needs to know of a catalogued paper to decide what to do."""
+
+    pno: int
+    pid: str
+    own_id: bool
+    has_abstract: bool
+    version: str
+    n_chunks: int
+    vectors_ok: bool
+
+
+Versioned = tuple[int, str, int]  # (time ns, writer, position in its segment): last writer wins
+
+
+def tracks_of(paper: Paper) -> str:
+    parts = [paper.track, str(paper.extra.get("area") or ""), *map(str, paper.extra.get("tracks") or [])]
+    return " | ".join(dict.fromkeys(p for p in parts if p))
+
+
+def _fts_query(text: str) -> str:
+    """A safe FTS5 query: every word a quoted prefix term."""
+    words = re.findall(r"\w+", fold(text))
+    return " ".join(f'"{w}"*' for w in words[:16])
+
+
+class Catalog:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._local = threading.local()
+        self._mask_cache: dict[tuple[Filters, int], np.ndarray] = {}
+        self._mask_lock = threading.Lock()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as err:
+            raise StoreError(f"the local catalogue {path} is damaged ({err}): delete it; it is rebuilt from Chroma") from err
+
+    # -- connections --------------------------------------------------------------------------
+    @property
+    def db(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=True)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA cache_size=-65536")
+            self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    # -- state ------------------------------------------------------------------------------
+    @property
+    def generation(self) -> int:
+        row = self.db.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
+        return int(row[0]) if row else 0
+
+    def applied_segments(self) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT id FROM segments")}
 
     def __len__(self) -> int:
-        return len(self.papers)
+        return int(self.db.execute("SELECT count(*) FROM papers").fetchone()[0])
 
+    def counts(self) -> dict[str, int]:
+        db = self.db
+        one = lambda sql: int(db.execute(sql).fetchone()[0])  # noqa: E731
+        return {
+            "papers": one("SELECT count(*) FROM papers"),
+            "with_abstract": one("SELECT count(*) FROM papers WHERE has_abstract = 1"),
+            "title_only": one("SELECT count(*) FROM papers WHERE has_abstract = 0"),
+            "expected_chunks": one("SELECT coalesce(sum(n_chunks), 0) FROM papers"),
+            "missing_vectors": one("SELECT count(*) FROM papers WHERE vectors_ok = 0"),
+            "not_keyword_indexed": one("SELECT count(*) FROM papers WHERE indexed = 0"),
+            "copies": one("SELECT count(*) FROM copies WHERE data IS NOT NULL"),
+            "segments": one("SELECT count(*) FROM segments"),
+        }
+
+    # -- reading papers -----------------------------------------------------------------------
     def get(self, paper_id: str) -> Paper | None:
-        return self.papers.get(paper_id)
+        row = self.db.execute("SELECT data FROM papers WHERE pid = ?", (paper_id,)).fetchone()
+        return Paper.from_dict(json.loads(row[0])) if row else None
 
-    def _folded(self, paper: Paper) -> tuple[str, str, str, list[str]]:
-        """Folded venue, tracks, decision and author names, computed once per paper."""
-        cached = self._fold_cache.get(paper.id)
-        if cached is None:
-            tracks = " | ".join([paper.track, str(paper.extra.get("area", "")), *map(str, paper.extra.get("tracks", []))])
-            cached = (_fold(paper.venue), _fold(tracks), _fold(paper.decision), [_fold(a) for a in paper.authors])
-            self._fold_cache[paper.id] = cached
-        return cached
+    def get_many(self, paper_ids: Iterable[str]) -> dict[str, Paper]:
+        ids = list(dict.fromkeys(paper_ids))
+        out: dict[str, Paper] = {}
+        for start in range(0, len(ids), 900):
+            part = ids[start : start + 900]
+            marks = ",".join("?" * len(part))
+            for pid, data in self.db.execute(f"SELECT pid, data FROM papers WHERE pid IN ({marks})", part):
+                out[pid] = Paper.from_dict(json.loads(data))
+        return out
 
-    def matches(self, paper: Paper, filters: Filters) -> bool:
-        venue, tracks, decision, authors = self._folded(paper)
-        if filters.venue and _fold(filters.venue) not in venue:
-            return False
-        if filters.year and paper.year != filters.year:
-            return False
-        if filters.track and _fold(filters.track) not in tracks:
-            return False
-        if filters.decision and _fold(filters.decision) not in decision:
-            return False
+    def by_pno(self, pnos: Sequence[int]) -> dict[int, Paper]:
+        out: dict[int, Paper] = {}
+        pnos = list(dict.fromkeys(int(p) for p in pnos))
+        for start in range(0, len(pnos), 900):
+            part = pnos[start : start + 900]
+            marks = ",".join("?" * len(part))
+            for pno, data in self.db.execute(f"SELECT pno, data FROM papers WHERE pno IN ({marks})", part):
+                out[pno] = Paper.from_dict(json.loads(data))
+        return out
+
+    def pnos(self, paper_ids: Iterable[str]) -> dict[str, int]:
+        ids = list(dict.fromkeys(paper_ids))
+        out: dict[str, int] = {}
+        for start in range(0, len(ids), 900):
+            part = ids[start : start + 900]
+            marks = ",".join("?" * len(part))
+            out.update(self.db.execute(f"SELECT pid, pno FROM papers WHERE pid IN ({marks})", part).fetchall())
+        return out
+
+    def pids_of(self, pnos: Sequence[int]) -> dict[int, str]:
+        out: dict[int, str] = {}
+        pnos = list(dict.fromkeys(int(p) for p in pnos))
+        for start in range(0, len(pnos), 900):
+            part = pnos[start : start + 900]
+            marks = ",".join("?" * len(part))
+            out.update(self.db.execute(f"SELECT pno, pid FROM papers WHERE pno IN ({marks})", part).fetchall())
+        return out
+
+    def live_vectors(self, paper_ids: Iterable[str]) -> dict[tuple[str, str], int]:
+        """(paper id, text version) -> chunk count, for the versions whose vectors the log says
+        are in Chroma."""
+        ids = list(dict.fromkeys(paper_ids))
+        out: dict[tuple[str, str], int] = {}
+        for start in range(0, len(ids), 900):
+            part = ids[start : start + 900]
+            marks = ",".join("?" * len(part))
+            for pid, version, n in self.db.execute(
+                f"SELECT pid, version, n FROM vectors WHERE n > 0 AND pid IN ({marks})", part
+            ):
+                out[(pid, version)] = n
+        return out
+
+    def iter_papers(self, batch: int = 2000) -> Iterator[tuple[int, Paper]]:
+        last = -1
+        while True:
+            rows = self.db.execute("SELECT pno, data FROM papers WHERE pno > ? ORDER BY pno LIMIT ?", (last, batch)).fetchall()
+            if not rows:
+                return
+            for pno, data in rows:
+                yield pno, Paper.from_dict(json.loads(data))
+            last = rows[-1][0]
+
+    def max_pno(self) -> int:
+        row = self.db.execute("SELECT max(pno) FROM papers").fetchone()
+        return int(row[0] or 0)
+
+    # -- filters ----------------------------------------------------------------------------
+    def facet_values(self, field: str) -> list[str]:
+        """Distinct values of venue, year, track or decision (tracks include areas), most common
+        first."""
+        column = "tracks" if field == "track" else field
+        rows = self.db.execute("SELECT value FROM facets WHERE field = ? AND n > 0 ORDER BY n DESC, value", (column,))
+        values = [r[0] for r in rows]
+        if column == "tracks":
+            values = list(dict.fromkeys(part for v in values for part in v.split(" | ") if part))
+        return values
+
+    def _matching(self, column: str, wanted: str) -> list[str]:
+        folded = fold(wanted)
+        rows = self.db.execute("SELECT value FROM facets WHERE field = ? AND n > 0", (column,))
+        return [r[0] for r in rows if folded in fold(r[0])]
+
+    def _where(self, filters: Filters) -> tuple[str, list[Any]] | None:
+        """SQL conditions for the filters; None when they can match nothing."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        for column, wanted in (("venue", filters.venue), ("tracks", filters.track), ("decision", filters.decision)):
+            if wanted:
+                values = self._matching(column, wanted)
+                if not values:
+                    return None
+                clauses.append(f"{column} IN ({','.join('?' * len(values))})")
+                params += values
+        if filters.year:
+            clauses.append("year = ?")
+            params.append(int(filters.year))
         if filters.author:
-            wanted = _fold(filters.author)
-            if not any(wanted in name for name in authors):
-                return False
-        return True
+            pnos = self._author_pnos(filters.author)
+            if not pnos:
+                return None
+            clauses.append(f"pno IN ({','.join('?' * len(pnos))})")
+            params += pnos
+        return (" AND ".join(clauses) or "1"), params
 
-    def allowed(self, filters: Filters) -> set[str] | None:
-        """Paper ids that pass the filters, or None when no filter is set."""
+    def _author_pnos(self, wanted: str) -> list[int]:
+        """Papers with an author whose name contains `wanted` (accents and case ignored): full-text
+        candidates by word prefix, then checked on the names themselves."""
+        query = _fts_query(wanted)
+        if not query:
+            return []
+        folded = fold(wanted).strip()
+        found = []
+        for pno, authors in self.db.execute(
+            "SELECT rowid, authors FROM papers_fts WHERE papers_fts MATCH ?", (f"authors : ({query})",)
+        ):
+            if any(folded in name for name in fold(authors).split(" ; ")):
+                found.append(int(pno))
+        return found
+
+    def allowed(self, filters: Filters) -> np.ndarray | None:
+        """A boolean mask over paper numbers (`pno`) of the papers that pass the filters, or None
+        when no filter is set. Cached per filter until the catalogue changes."""
         if not filters.active():
             return None
-        return {pid for pid, paper in self.papers.items() if self.matches(paper, filters)}
+        key = (filters, self.generation)
+        with self._mask_lock:
+            cached = self._mask_cache.get(key)
+        if cached is not None:
+            return cached
+        mask = np.zeros(self.max_pno() + 1, dtype=bool)
+        where = self._where(filters)
+        if where is not None:
+            rows = self.db.execute(f"SELECT pno FROM papers WHERE {where[0]}", where[1]).fetchall()
+            if rows:
+                mask[np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))] = True
+        with self._mask_lock:
+            if len(self._mask_cache) > 32:
+                self._mask_cache.clear()
+            self._mask_cache[key] = mask
+        return mask
 
+    def count(self, filters: Filters = Filters()) -> int:
+        """How many papers pass the filters."""
+        where = self._where(filters)
+        if where is None:
+            return 0
+        return int(self.db.execute(f"SELECT count(*) FROM papers WHERE {where[0]}", where[1]).fetchone()[0])
+
+    def select(self, filters: Filters = Filters(), limit: int = 50, offset: int = 0) -> list[Paper]:
+        """Papers passing the filters, in catalogue order (the order they were first ingested)."""
+        where = self._where(filters)
+        if where is None:
+            return []
+        rows = self.db.execute(f"SELECT data FROM papers WHERE {where[0]} ORDER BY pno LIMIT ? OFFSET ?",
+                               [*where[1], limit, offset])
+        return [Paper.from_dict(json.loads(r[0])) for r in rows]
+
+    # -- lookup -------------------------------------------------------------------------------
     def lookup(self, query: str = "", filters: Filters = Filters(), limit: int = 50) -> list[Paper]:
-        """Catalogue entries whose title, label, authors or abstract name the query, best first:
-        a title/label match outranks an author match, which outranks a mention in the abstract."""
-        terms = [t for t in re.split(r"\s+", _fold(query).strip()) if t]
-        scored: list[tuple[float, str, Paper]] = []
-        for paper in self.papers.values():
-            if not self.matches(paper, filters):
-                continue
-            if not terms:
-                scored.append((0.0, paper.display_title.lower(), paper))
-                continue
-            head = _fold(f"{paper.title} {paper.label}")
-            authors = _fold(" ; ".join(paper.authors))
-            body = _fold(paper.abstract)
-            score = 0.0
-            for term in terms:
-                pattern = re.compile(r"(?<!\w)" + re.escape(term))
-                if pattern.search(head):
-                    score += 3
-                elif pattern.search(authors):
-                    score += 2
-                elif pattern.search(body):
-                    score += 1
+        """Papers whose title, label or authors name the query, most relevant first: an exact
+        title or label first, then full-text rank with title and label weighted over authors.
+        Without a query: the papers passing the filters."""
+        if not query.strip():
+            return self.select(filters, limit)
+        allowed = self.allowed(filters)
+        found: list[int] = []
+        exact = self.title_matches(query)
+        found += [p for p in self.pnos(exact).values()]
+        fts = _fts_query(query)
+        if fts:
+            rows = self.db.execute(
+                "SELECT rowid FROM papers_fts WHERE papers_fts MATCH ? ORDER BY bm25(papers_fts, 10.0, 8.0, 2.0) LIMIT ?",
+                (fts, max(limit * 4, 200)),
+            ).fetchall()
+            found += [int(r[0]) for r in rows]
+        ordered = [p for p in dict.fromkeys(found) if allowed is None or (p < len(allowed) and allowed[p])]
+        papers = self.by_pno(ordered[:limit])
+        return [papers[p] for p in ordered[:limit] if p in papers]
+
+    def title_matches(self, query: str) -> list[str]:
+        """Papers whose whole title or label is the query (case, accents and punctuation aside),
+        or whose title starts with it when the query is a long title cut short ("SWIFT: On-the-Fly
+        Self-Speculative Decoding…")."""
+        key = title_key(query.rstrip("…. "))
+        if not key:
+            return []
+        found = [r[0] for r in self.db.execute("SELECT pid FROM papers WHERE title_key = ?", (key,))]
+        folded = fold(query).strip()
+        if not found and len(folded) <= 60:
+            found = [r[0] for r in self.db.execute(
+                "SELECT pid FROM papers WHERE label_key = ? OR title_head = ?", (folded, folded))]
+        if not found and len(folded) >= 24 and query.rstrip().endswith(("…", "...")):
+            prefix = _fts_query(query.rstrip("…. "))
+            rows = self.db.execute("SELECT rowid FROM papers_fts WHERE papers_fts MATCH ? LIMIT 50",
+                                   (f"title : ({prefix})",)).fetchall()
+            papers = self.by_pno([r[0] for r in rows])
+            stem = re.sub(r"\W+", "", fold(query.rstrip("…. ")))
+            found = [p.id for p in papers.values() if re.sub(r"\W+", "", fold(p.title)).startswith(stem)]
+        return found
+
+    def authors_named_in(self, text: str) -> list[str]:
+        """Full author names (two words or more) that occur in a text ("what did Aaron Mueller
+        propose?"), found by looking up each run of two to four words, never by scanning."""
+        words = re.findall(r"[^\W\d_][\w'.-]*", text)
+        candidates: list[str] = []
+        for size in (4, 3, 2):
+            for i in range(len(words) - size + 1):
+                run = words[i : i + size]
+                if run[0][0].isupper():
+                    candidates.append(fold(" ".join(run)))
+        if not candidates:
+            return []
+        found: list[str] = []
+        for start in range(0, len(candidates), 900):
+            part = candidates[start : start + 900]
+            marks = ",".join("?" * len(part))
+            found += [r[0] for r in self.db.execute(f"SELECT DISTINCT name FROM authors WHERE name IN ({marks})", part)]
+        return sorted(set(found), key=lambda n: text.lower().find(n.split()[0]))
+
+    def papers_by_author(self, name: str, filters: Filters = Filters(), limit: int = 50) -> list[Paper]:
+        """Papers with an author whose full name is `name` (case and accents aside)."""
+        allowed = self.allowed(filters)
+        rows = self.db.execute("SELECT pno FROM authors WHERE name = ? ORDER BY pno", (fold(name).strip(),)).fetchall()
+        pnos = [r[0] for r in rows if allowed is None or (r[0] < len(allowed) and allowed[r[0]])]
+        papers = self.by_pno(pnos[:limit])
+        return [papers[p] for p in pnos[:limit] if p in papers]
+
+    def pids_by_authors(self, names: Sequence[str]) -> list[str]:
+        rows: list[str] = []
+        for name in names:
+            rows += [r[0] for r in self.db.execute(
+                "SELECT p.pid FROM authors a JOIN papers p ON p.pno = a.pno WHERE a.name = ? ORDER BY p.pno", (name,))]
+        return list(dict.fromkeys(rows))
+
+    def papers_named_in(self, text: str) -> list[str]:
+        """Ids of papers the text names: by a coined name that is a paper's label or the name its
+        title opens with, or by a whole title it contains."""
+        coined = {fold(n) for n in names_in(text)}
+        capitalised = {fold(w) for w in re.findall(r"\b[A-Z][\w-]{2,}", text)} - STOPWORDS
+        found: list[str] = []
+        for key in sorted(coined | capitalised):
+            sql = "SELECT pid FROM papers WHERE label_key = ?" + (" OR title_head = ?" if key in coined else "") + " LIMIT 20"
+            found += [r[0] for r in self.db.execute(sql, (key, key) if key in coined else (key,))]
+        for sentence in re.split(r"[?!]\s*|\.\s+", text):
+            found += self.title_matches(sentence.strip(" \"'“”"))
+        return list(dict.fromkeys(found))
+
+    # -- identity (for ingest) --------------------------------------------------------------
+    def copies(self, skeys: Sequence[str]) -> dict[str, CopyRow]:
+        out: dict[str, CopyRow] = {}
+        for start in range(0, len(skeys), 900):
+            part = list(skeys[start : start + 900])
+            marks = ",".join("?" * len(part))
+            for skey, pid, digest, live in self.db.execute(
+                f"SELECT skey, pid, digest, data IS NOT NULL FROM copies WHERE skey IN ({marks})", part
+            ):
+                out[skey] = CopyRow(skey, pid, digest, bool(live))
+        return out
+
+    def copies_of(self, paper_ids: Sequence[str]) -> dict[str, list[tuple[str, Paper]]]:
+        """Live copies (copy key, copy) of each paper."""
+        out: dict[str, list[tuple[str, Paper]]] = {}
+        ids = list(dict.fromkeys(paper_ids))
+        for start in range(0, len(ids), 900):
+            part = ids[start : start + 900]
+            marks = ",".join("?" * len(part))
+            for skey, pid, data in self.db.execute(
+                f"SELECT skey, pid, data FROM copies WHERE data IS NOT NULL AND pid IN ({marks}) ORDER BY skey", part
+            ):
+                out.setdefault(pid, []).append((skey, Paper.from_dict(json.loads(data))))
+        return out
+
+    def states(self, paper_ids: Sequence[str]) -> dict[str, PaperState]:
+        out: dict[str, PaperState] = {}
+        ids = list(dict.fromkeys(paper_ids))
+        for start in range(0, len(ids), 900):
+            part = ids[start : start + 900]
+            marks = ",".join("?" * len(part))
+            for row in self.db.execute(
+                f"SELECT pno, pid, own_id, has_abstract, version, n_chunks, vectors_ok FROM papers WHERE pid IN ({marks})", part
+            ):
+                out[row[1]] = PaperState(row[0], row[1], bool(row[2]), bool(row[3]), row[4], row[5], bool(row[6]))
+        return out
+
+    def with_abstract_key(self, key: str) -> list[PaperState]:
+        rows = self.db.execute("SELECT pid FROM papers WHERE abstract_key = ?", (key,)).fetchall()
+        return list(self.states([r[0] for r in rows]).values())
+
+    def has_idless(self) -> bool:
+        return self.db.execute("SELECT 1 FROM papers WHERE own_id = 0 LIMIT 1").fetchone() is not None
+
+    def title_only_with_head(self, head: str) -> list[str]:
+        """Own-id papers without abstract whose title opens with `head` ("BrainOOD: …")."""
+        return [r[0] for r in self.db.execute(
+            "SELECT pid FROM papers WHERE title_head = ? AND own_id = 1 AND has_abstract = 0", (head,))]
+
+    def idless_with_label(self, label: str) -> list[str]:
+        """Id-less papers with an abstract and no title whose label (introduced name) is `label`."""
+        return [r[0] for r in self.db.execute(
+            "SELECT pid FROM papers WHERE label_key = ? AND own_id = 0 AND title_key = ''", (label,))]
+
+    def source_pids(self, source: str) -> dict[str, list[str]]:
+        """Live copies of one source file, by paper id."""
+        out: dict[str, list[str]] = {}
+        for skey, pid in self.db.execute("SELECT skey, pid FROM copies WHERE source = ? AND data IS NOT NULL", (source,)):
+            out.setdefault(pid, []).append(skey)
+        return out
+
+    def missing_vectors(self, limit: int = 100000) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT pid FROM papers WHERE vectors_ok = 0 LIMIT ?", (limit,))]
+
+    # -- applying the log ------------------------------------------------------------------
+    def apply(self, segment_id: str, copies: Sequence[tuple[Versioned, str, str, str, str, str | None]],
+              vectors: Sequence[tuple[Versioned, str, str, int]], chunk_of: Callable[[Paper], tuple[str, int]],
+              merged: dict[str, tuple[Paper, str, int]] | None = None) -> set[str]:
+        """Apply one log segment: copies (version, copy key, paper id, source, digest, data JSON or
+        None for removed) and vector entries (version, paper id, text version, chunk count or 0 for
+        removed). `chunk_of(paper)` gives the text version and chunk count of a merged paper;
+        `merged` may give them ready-made (a writer has just computed them from the same copies).
+        Returns the ids of papers whose shown record changed. Idempotent."""
+        with self.write() as db:
+            if db.execute("SELECT 1 FROM segments WHERE id = ?", (segment_id,)).fetchone():
+                return set()
+            touched: set[str] = set()
+            skeys = [c[1] for c in copies]
+            current = {}
+            for start in range(0, len(skeys), 900):
+                part = skeys[start : start + 900]
+                marks = ",".join("?" * len(part))
+                current.update({r[0]: (r[1], (r[2], r[3], r[4])) for r in db.execute(
+                    f"SELECT skey, pid, ts, writer, seq FROM copies WHERE skey IN ({marks})", part)})
+            rows = []
+            for version, skey, pid, source, digest, data in copies:
+                old = current.get(skey)
+                if old is not None and old[1] >= version:
+                    continue  # a newer change to this copy is already applied
+                if old is not None:
+                    touched.add(old[0])
+                touched.add(pid)
+                current[skey] = (pid, version)
+                rows.append((skey, pid, source, digest, data, *version))
+            db.executemany("INSERT OR REPLACE INTO copies VALUES (?,?,?,?,?,?,?,?)", rows)
+            vec_rows = []
+            for version, pid, text_version, n in vectors:
+                old_v = db.execute("SELECT ts, writer, seq FROM vectors WHERE pid = ? AND version = ?",
+                                   (pid, text_version)).fetchone()
+                if old_v is not None and tuple(old_v) >= version:
+                    continue
+                vec_rows.append((pid, text_version, n, *version))
+                touched.add(pid)
+            db.executemany("INSERT OR REPLACE INTO vectors VALUES (?,?,?,?,?,?)", vec_rows)
+            changed = self._refresh(db, touched, chunk_of, merged or {})
+            db.execute("INSERT INTO segments VALUES (?)", (segment_id,))
+            db.execute("INSERT INTO meta VALUES ('generation', '1') ON CONFLICT(key) DO UPDATE SET value = value + 1")
+        return changed
+
+    def _refresh(self, db: sqlite3.Connection, pids: set[str], chunk_of: Callable[[Paper], tuple[str, int]],
+                 known: dict[str, tuple[Paper, str, int]]) -> set[str]:
+        """Recompute the shown paper of each id from its live copies; drop papers with none."""
+        changed: set[str] = set()
+        ids = sorted(pids)
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            copies: dict[str, list[Paper]] = {}
+            for pid, data in db.execute(
+                f"SELECT pid, data FROM copies WHERE data IS NOT NULL AND pid IN ({marks}) ORDER BY skey", part
+            ):
+                if pid in known:
+                    copies.setdefault(pid, [])
                 else:
-                    score = -1
-                    break
-            if score > 0:
-                if _fold(query).strip() in (_fold(paper.title), _fold(paper.label)):
-                    score += 10
-                scored.append((-score, paper.display_title.lower(), paper))
-        scored.sort(key=lambda item: (item[0], item[1]))
-        return [paper for _, _, paper in scored[:limit]]
+                    copies.setdefault(pid, []).append(Paper.from_dict(json.loads(data)))
+            existing = {r[1]: r for r in db.execute(
+                f"SELECT pno, pid, data, venue, year, tracks, decision, vectors_ok FROM papers WHERE pid IN ({marks})", part)}
+            live = {(r[0], r[1]) for r in db.execute(
+                f"SELECT pid, version FROM vectors WHERE n > 0 AND pid IN ({marks})", part)}
+            for pid in part:
+                row = existing.get(pid)
+                if pid not in copies:
+                    if row is not None:
+                        self._remove_paper(db, row)
+                        changed.add(pid)
+                    continue
+                if pid in known:
+                    paper, version, n_chunks = known[pid]
+                else:
+                    paper = merge_papers(copies[pid], pid)
+                    version, n_chunks = chunk_of(paper)
+                vectors_ok = int((pid, version) in live)
+                data = json.dumps(paper.to_dict(), ensure_ascii=False)
+                if row is not None and row[2] == data and row[7] == vectors_ok:
+                    continue
+                changed.add(pid)
+                self._write_paper(db, row, paper, data, version, n_chunks, vectors_ok,
+                                  reindex=row is None or row[2] != data)
+        return changed
+
+    def _write_paper(self, db: sqlite3.Connection, row: Any, paper: Paper, data: str, version: str, n_chunks: int,
+                     vectors_ok: int, reindex: bool) -> None:
+        tracks = tracks_of(paper)
+        values = (
+            data, int(paper.own_id), int(bool(paper.abstract)), abstract_key(paper.abstract), title_key(paper.title),
+            title_head(paper.title), fold(paper.label) if paper.label else "",
+            paper.venue, paper.year, tracks, paper.decision, version, n_chunks, vectors_ok,
+        )
+        if row is None:
+            cur = db.execute(
+                "INSERT INTO papers (data, own_id, has_abstract, abstract_key, title_key, title_head, label_key, venue, "
+                "year, tracks, decision, version, n_chunks, vectors_ok, indexed, pid) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?)",
+                (*values, paper.id),
+            )
+            pno = int(cur.lastrowid or 0)
+        else:
+            pno = row[0]
+            db.execute(
+                "UPDATE papers SET data=?, own_id=?, has_abstract=?, abstract_key=?, title_key=?, title_head=?, label_key=?, "
+                "venue=?, year=?, tracks=?, decision=?, version=?, n_chunks=?, vectors_ok=?, "
+                "indexed = CASE WHEN ? THEN 0 ELSE indexed END WHERE pno = ?",
+                (*values, int(reindex), pno),
+            )
+            self._count_facets(db, row[3], row[4], row[5], row[6], -1)
+            db.execute("DELETE FROM authors WHERE pno = ?", (pno,))
+            db.execute("DELETE FROM papers_fts WHERE rowid = ?", (pno,))
+        self._count_facets(db, paper.venue, paper.year, tracks, paper.decision, +1)
+        names = list(dict.fromkeys(fold(a).strip() for a in paper.authors if a.strip()))
+        db.executemany("INSERT INTO authors VALUES (?, ?)", [(n, pno) for n in names if len(n.split()) >= 2])
+        db.execute("INSERT INTO papers_fts (rowid, title, label, authors) VALUES (?,?,?,?)",
+                   (pno, paper.title, paper.label, " ; ".join(paper.authors)))
+
+    def _remove_paper(self, db: sqlite3.Connection, row: Any) -> None:
+        pno = row[0]
+        self._count_facets(db, row[3], row[4], row[5], row[6], -1)
+        db.execute("DELETE FROM papers WHERE pno = ?", (pno,))
+        db.execute("DELETE FROM authors WHERE pno = ?", (pno,))
+        db.execute("DELETE FROM papers_fts WHERE rowid = ?", (pno,))
+        db.execute("INSERT OR IGNORE INTO gone VALUES (?)", (pno,))
+
+    @staticmethod
+    def _count_facets(db: sqlite3.Connection, venue: str, year: int | None, tracks: str, decision: str, delta: int) -> None:
+        rows = [(f, str(v), delta) for f, v in zip(FACET_FIELDS, (venue, year, tracks, decision)) if v not in (None, "")]
+        db.executemany("INSERT INTO facets VALUES (?,?,?) ON CONFLICT(field, value) DO UPDATE SET n = n + excluded.n", rows)
+
+    # -- the keyword index catches up ------------------------------------------------------
+    def unindexed(self, after: int = 0, limit: int = 5000) -> list[tuple[int, Paper]]:
+        """Papers (after paper number `after`) the keyword index does not hold yet."""
+        rows = self.db.execute("SELECT pno, data FROM papers WHERE indexed = 0 AND pno > ? ORDER BY pno LIMIT ?",
+                               (after, limit)).fetchall()
+        return [(r[0], Paper.from_dict(json.loads(r[1]))) for r in rows]
+
+    def gone(self) -> list[int]:
+        return [r[0] for r in self.db.execute("SELECT pno FROM gone")]
+
+    def mark_indexed(self, pnos: Sequence[int], gone: Sequence[int]) -> None:
+        with self.write() as db:
+            db.executemany("UPDATE papers SET indexed = 1 WHERE pno = ?", [(p,) for p in pnos])
+            db.executemany("DELETE FROM gone WHERE pno = ?", [(p,) for p in gone])
+
+    def reset_indexed(self) -> None:
+        """Every paper to be keyword-indexed again (after the keyword index was lost)."""
+        with self.write() as db:
+            db.execute("UPDATE papers SET indexed = 0")
+            db.execute("DELETE FROM gone")

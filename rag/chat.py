@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from rag.answer import AnswerPipeline, OnToken
 from rag.catalog import Catalog, Filters
-from rag.cite import names_in
+from rag.text import names_in
 from rag.chatmodel import ChatModel, Usage
 from rag.prompts import load
 from rag.types import Answer
@@ -28,18 +28,9 @@ class Turn:
 
 
 def names_a_paper(question: str, catalog: Catalog) -> bool:
-    """True when the question names a catalogued paper: its label as a word ("Celcomen"), its
-    full title, or a coined name (PLNL, GPT-4o) that occurs in its title."""
-    names = {n.lower() for n in names_in(question)}
-    lowered = question.lower()
-    for paper in catalog.papers.values():
-        label = paper.label
-        if label and " " not in label and len(label) >= 3 and re.search(rf"(?<!\w){re.escape(label)}(?!\w)", question):
-            return True
-        title = paper.title.lower()
-        if title and (title in lowered or any(n in title for n in names if len(n) > 3)):
-            return True
-    return False
+    """True when the question names a catalogued paper: its label or the coined name its title
+    opens with ("Celcomen", "PLNL"), or its whole title."""
+    return bool(catalog.papers_named_in(question))
 
 
 def heuristic_condense(question: str, history: list[Turn], catalog: Catalog) -> str:

@@ -2,7 +2,11 @@
 
 Most abstracts (p99 about 410 tokens in the ICLR/ICML lists) fit one chunk of 512 tokens; longer
 texts split on sentence boundaries with overlap, by llama-index's SentenceSplitter. The title (or
-label) heads every chunk, because a chunk without it loses the name a user searches for."""
+label) heads every chunk, because a chunk without it loses the name a user searches for. A paper
+without an abstract is one chunk: its title, so it is found by title and topic too.
+
+A paper's chunks share a version, a hash of their texts: chunk ids carry it, so the vectors of an
+old text and of a new one never share an id."""
 
 from __future__ import annotations
 
@@ -10,7 +14,9 @@ from functools import lru_cache
 from typing import Any
 
 import tiktoken
-from rag.types import Chunk, Paper
+
+from rag.text import short_hash
+from rag.types import Chunk, ChunkId, Paper
 
 ENCODING = "cl100k_base"
 HEAD_RESERVE = 48  # tokens kept free in each chunk for the title or label that heads it
@@ -49,16 +55,23 @@ class Chunker:
         return f"c{self.chunk_tokens}o{self.overlap}"
 
     def chunk(self, paper: Paper) -> list[Chunk]:
-        if not paper.abstract:
-            return []
         head = paper.display_title
-        budget = self.chunk_tokens - count_tokens(head) - 2
-        body = paper.abstract
-        pieces = [body] if count_tokens(body) <= budget else self._split(body)
-        chunks = []
-        for index, piece in enumerate(pieces):
-            text = f"{head}\n{piece}"
-            chunks.append(
-                Chunk(id=f"{paper.id}#{index}", paper_id=paper.id, index=index, text=text, tokens=count_tokens(text))
-            )
-        return chunks
+        if not paper.abstract:
+            texts = [head]
+            tokens = [count_tokens(head)]
+        else:
+            head_tokens = count_tokens(head)
+            body_tokens = count_tokens(paper.abstract)
+            if body_tokens <= self.chunk_tokens - head_tokens - 2:
+                pieces = [paper.abstract]
+            else:
+                pieces = self._split(paper.abstract)
+            texts = [f"{head}\n{piece}" for piece in pieces]
+            tokens = [head_tokens + 1 + (body_tokens if len(pieces) == 1 else count_tokens(p)) for p in pieces]
+        version = short_hash("\x1f".join(texts), 10)
+        return [Chunk(ChunkId(paper.id, version, i), text, n) for i, (text, n) in enumerate(zip(texts, tokens))]
+
+    def version_of(self, paper: Paper) -> tuple[str, int]:
+        """(text version, number of chunks): what the catalogue records for a paper."""
+        chunks = self.chunk(paper)
+        return chunks[0].id.version, len(chunks)

@@ -15,29 +15,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rag.embed import Embedder
+from rag.text import comparable, content_words, format_authors, has_number, names_in, numbers_in, split_sentences
 from rag.types import Citation, Claim, Hit, Paper
 
 MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[$\\*])")
-_STOP = set(
-    "a an the of in on for to and or but with by from as at is are was were be been being this that these those "
-    "it its their they we our which who what when where how why does do did can could may might will would "
-    "than then there here into over under about also such not no yes more most less very much many paper papers "
-    "work method methods approach propose proposed show shows shown using use used based new novel".split()
-)
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences, keeping decimals ("91.5%") and abbreviations ("e.g. x") intact enough."""
-    text = re.sub(r"\s+", " ", text).strip()
-    parts = [p.strip() for p in _SENTENCE_END.split(text) if p.strip()]
-    merged: list[str] = []
-    for part in parts:
-        if merged and (len(part) < 12 or re.search(r"\b(e\.g|i\.e|et al|vs|cf|Fig|Eq)\.$", merged[-1])):
-            merged[-1] += " " + part
-        else:
-            merged.append(part)
-    return merged
 
 
 def parse_numbers(group: str) -> list[int]:
@@ -83,29 +64,6 @@ def strip_invalid(answer: str, valid: set[int]) -> tuple[str, list[int]]:
     return MARKER.sub(fix, answer).strip(), removed
 
 
-def content_words(text: str) -> set[str]:
-    """Content words cut to six letters, a crude stem ("introduced" meets "introduce")."""
-    words = re.findall(r"[a-z0-9][a-z0-9.%-]*[a-z0-9%]|[a-z0-9]", text.lower())
-    return {w[:6] for w in words if w not in _STOP and len(w) > 1}
-
-
-def numbers_in(text: str) -> set[str]:
-    """Numbers as written ("91.5", "4x", "1,000" -> "1000"), for the must-appear check."""
-    return {n.replace(",", "").rstrip(".") for n in re.findall(r"(?<![\w.])\d[\d,]*(?:\.\d+)?", text)}
-
-
-def names_in(text: str) -> set[str]:
-    """Coined names and acronyms (PLNL, GPT-4o, PersuasionBench) that a source must contain."""
-    words = re.findall(r"[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9]", text)
-    return {w for w in words if sum(c.isupper() for c in w[1:]) >= 1 or (w[0].isupper() and any(c.isdigit() for c in w))}
-
-
-def _norm(text: str) -> str:
-    """Lower-case words and numbers; thousands separators dropped ("26,206" -> "26206") to match
-    how `numbers_in` writes numbers."""
-    return re.sub(r"[^a-z0-9.%]+", " ", re.sub(r"(?<=\d),(?=\d{3})", "", text.lower()))
-
-
 @dataclass
 class SupportChecker:
     embedder: Embedder
@@ -147,9 +105,10 @@ class SupportChecker:
             if score > best_score:
                 best_quote, best_score = quote, score
         claim.quote, claim.support = best_quote, best_score
-        haystack = _norm(" ".join(f"{p.title} {p.label} {p.abstract}" for p in cited))
-        missing = [n for n in numbers_in(claim.text) if not re.search(rf"(?<![\d.]){re.escape(n)}(?![\d])", haystack)]
-        missing += [n for n in names_in(claim.text) if _norm(n).strip() not in haystack]
+        haystack = " ".join(f"{p.title} {p.label} {p.abstract}" for p in cited)
+        squashed = comparable(haystack)
+        missing = [n for n in numbers_in(claim.text) if not has_number(haystack, n)]
+        missing += [n for n in names_in(claim.text) if comparable(n).strip() not in squashed]
         if missing:
             claim.supported, claim.reason = False, f"not in the cited source: {', '.join(sorted(set(missing)))}"
         elif best_score < self.threshold:
@@ -182,7 +141,7 @@ def bibtex_entry(paper: Paper) -> str:
     surname = re.sub(r"[^a-z]", "", surname) or "anon"
     word = re.sub(r"[^a-z]", "", (paper.display_title.split() or ["paper"])[0].lower()) or "paper"
     key = f"{surname}{paper.year or ''}{word}"
-    authors = " and ".join(paper.authors + (["others"] if paper.authors_truncated else []))
+    authors = format_authors(paper.authors, paper.authors_truncated, style="bibtex")
     fields = [("title", paper.title or paper.label), ("author", authors), ("booktitle", paper.venue),
               ("year", str(paper.year or "")), ("url", paper.url)]
     if not paper.title:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,18 +14,39 @@ from typing import Any, TypeVar
 
 import click
 
+from pydantic import ValidationError
+
+from rag import __version__
 from rag.app import App
 from rag.catalog import Filters
 from rag.cite import bibtex_entry
 from rag.errors import InputError, QuestionError, RagError
-from rag.types import Answer
+from rag.ingest import IngestReport
+from rag.readers import ReadOptions
+from rag.retrieve import Mode
 from rag.settings import Settings
+from rag.text import for_terminal, format_authors, join_sentences
+from rag.types import Answer
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _settings() -> Settings:
+    """Settings from the environment; a bad value is one line naming the variable (exit 2)."""
+    try:
+        return Settings()
+    except ValidationError as err:
+        problems = []
+        for item in err.errors():
+            name = "RAG_" + "_".join(str(p) for p in item["loc"]).upper()
+            allowed = item.get("ctx", {}).get("expected", "")
+            problems.append(f"{name}={item.get('input')!r}: {item['msg']}" + (f" (allowed: {allowed})" if allowed and allowed not in item["msg"] else ""))
+        click.echo("error: bad setting: " + "; ".join(problems), err=True)
+        sys.exit(2)
+
+
 def _app() -> App:
-    return App(Settings())
+    return App(_settings())
 
 
 def handle_errors(func: F) -> F:
@@ -33,7 +55,7 @@ def handle_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except RagError as err:
-            click.echo(f"error: {err}", err=True)
+            click.echo(f"error: {for_terminal(str(err))}", err=True)
             sys.exit(err.exit_code)
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
@@ -43,108 +65,218 @@ def handle_errors(func: F) -> F:
 
 
 def filter_options(func: F) -> F:
-    for option in reversed(
-        [
-            click.option("--venue", help="Only papers of this venue (e.g. ICLR)."),
-            click.option("--year", type=int, help="Only papers of this year."),
-            click.option("--track", help="Only papers whose track or area contains this text."),
-            click.option("--decision", help="Only papers whose decision contains this (e.g. Oral)."),
-            click.option("--author", help="Only papers with an author whose name contains this."),
-        ]
-    ):
-        func = option(func)
-    return func
+    """The five filter options, given to the command as one `filters: Filters` argument."""
+    options = [
+        click.option("--venue", help="Only papers of this venue (e.g. ICLR)."),
+        click.option("--year", type=int, help="Only papers of this year."),
+        click.option("--track", help="Only papers whose track or area contains this text."),
+        click.option("--decision", help="Only papers whose decision contains this (e.g. Oral)."),
+        click.option("--author", help="Only papers with an author whose name contains this."),
+    ]
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, venue: str | None, year: int | None, track: str | None, decision: str | None,
+                author: str | None, **kwargs: Any) -> Any:
+        return func(*args, filters=Filters(venue=venue, year=year, track=track, decision=decision, author=author), **kwargs)
+
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper  # type: ignore[return-value]
 
 
-def _filters(venue: str | None, year: int | None, track: str | None, decision: str | None,
-             author: str | None) -> Filters:
-    return Filters(venue=venue, year=year, track=track, decision=decision, author=author)
+class BatchErrors:
+    """Bad lines of a batch file: reported as they come, and a non-zero exit after the others
+    were written."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def report(self, message: str) -> None:
+        self.count += 1
+        click.echo(f"error: {message}", err=True)
+
+    def exit(self) -> None:
+        if self.count:
+            click.echo(f"{self.count} line(s) failed; the others were written", err=True)
+            sys.exit(1)
 
 
-def _batch(path: Path, field: str) -> Iterator[tuple[int, Any, str]]:
+def _batch(path: Path, field: str, errors: BatchErrors) -> Iterator[tuple[int, Any, str]]:
     """(line, id, text) for each valid `{"id": ..., FIELD: ...}` line; bad lines are reported on
     stderr with their location and skipped, so one broken line does not stop a batch."""
-    for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for line_no, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
         if not line.strip():
             continue
         try:
             item = json.loads(line)
             yield line_no, item["id"], str(item[field])
         except (ValueError, KeyError, TypeError) as err:
-            click.echo(f"error: {InputError(str(path), f'bad {field} record ({err})', line_no)}", err=True)
+            errors.report(str(InputError(str(path), f"bad {field} record ({err})", line_no)))
 
 
 def _dump(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=None))
 
 
+def _shard(value: str | None) -> tuple[int, int] | None:
+    if not value:
+        return None
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", value)
+    if not match or not 1 <= int(match.group(1)) <= int(match.group(2)):
+        raise click.BadParameter(f"{value!r}: write I/N with 1 <= I <= N, e.g. 1/2", param_hint="--shard")
+    return int(match.group(1)) - 1, int(match.group(2))
+
+
 @click.group()
+@click.version_option(__version__, "--version", prog_name="rag")
 @click.option("-v", "--verbose", is_flag=True, help="Log progress details to stderr.")
 def cli(verbose: bool) -> None:
     """Question answering over research-paper abstracts, with checked citations."""
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
 
 
+def _print_ingest(report: IngestReport) -> None:
+    for err in report.skipped:
+        click.echo(f"skipped {for_terminal(str(err))}", err=True)
+    for note in report.notes:
+        click.echo(f"note: {for_terminal(str(note))}", err=True)
+    for merge in report.merges:
+        click.echo(f"merged {for_terminal(str(merge))}", err=True)
+    parts = [f"added {len(report.added)}", f"updated {len(report.updated)}", f"unchanged {report.unchanged}"]
+    if report.removed:
+        parts.append(f"removed {len(report.removed)}")
+    if report.repaired:
+        parts.append(f"repaired {len(report.repaired)} (vectors were missing)")
+    if report.merges:
+        parts.append(f"{len(report.merges)} merge notes")
+    parts.append(f"skipped {len(report.skipped)}")
+    click.echo(", ".join(parts) + f" ({report.chunks_embedded} chunks embedded; {report.papers_read} papers read from "
+               f"{len(report.files)} files)")
+    if report.title_only_read:
+        click.echo(f"{report.title_only_read:,} without abstract: searchable by title, authors and venue only")
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--venue", default="", help="Venue for records whose file does not name one.")
 @click.option("--year", type=int, help="Year for records whose file does not name one.")
+@click.option("--workers", type=click.IntRange(1, 64), help="Embedding processes (default RAG_WORKERS or 1).")
+@click.option("--shard", help="Take every N-th paper starting at I (I/N, e.g. 1/2), to split a file across machines.")
+@click.option("--category", "categories", multiple=True, help="arXiv snapshot: keep categories starting with this (repeatable).")
+@click.option("--since", type=click.DateTime(formats=["%Y-%m-%d"]), help="arXiv snapshot: keep papers updated on or after.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @handle_errors
-def ingest(paths: tuple[Path, ...], venue: str, year: int | None, as_json: bool) -> None:
-    """Read paper lists (files or folders) into the index. Without PATHS: the bundled sample."""
+def ingest(paths: tuple[Path, ...], venue: str, year: int | None, workers: int | None, shard: str | None,
+           categories: tuple[str, ...], since: Any, as_json: bool) -> None:
+    """Read paper lists (files or folders) into the index. Without PATHS: the bundled sample.
+    Exits 1 when some records were skipped (after ingesting the others)."""
     app = _app()
-    report = app.ingest_sample() if not paths else app.ingest(list(paths), venue=venue, year=year)
+    options = ReadOptions(venue=venue, year=year, categories=categories, since=since.date() if since else None,
+                          shard=_shard(shard))
+    if not paths:
+        report = app.ingest_sample()
+    else:
+        report = app.ingest(list(paths), options, workers=workers)
     if as_json:
         _dump(report.public())
     else:
-        for err in report.skipped:
-            click.echo(f"skipped {err}", err=True)
-        click.echo(
-            f"added {len(report.added)}, updated {len(report.updated)}, unchanged {len(report.unchanged)}, "
-            f"skipped {len(report.skipped)}"
-            + (f", merged away {len(report.removed)}" if report.removed else "")
-            + f" ({report.chunks_embedded} chunks embedded from {len(report.files)} files)"
-        )
+        _print_ingest(report)
+    if report.skipped:
+        sys.exit(1)
+
+
+@cli.command()
+@click.argument("paper_ids", nargs=-1)
+@click.option("--source", type=click.Path(path_type=Path), help="Remove what this file contributed.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@handle_errors
+def remove(paper_ids: tuple[str, ...], source: Path | None, as_json: bool) -> None:
+    """Take papers out by id, or everything one source file contributed (papers listed only
+    there disappear; papers also listed elsewhere keep the other sources' data)."""
+    if not paper_ids and source is None:
+        raise click.UsageError("give PAPER_IDs or --source FILE")
+    app = _app()
+    if paper_ids:
+        known = app.index.load().catalog.get_many(paper_ids)
+        unknown = [p for p in paper_ids if p not in known]
+        if unknown:
+            raise InputError("paper ids", f"not in the catalogue: {', '.join(unknown)} (see `rag papers`)")
+    report = app.remove(list(paper_ids) or None, source)
+    if as_json:
+        _dump({"removed": report.removed, "updated": report.updated, "chunks_deleted": report.chunks_deleted})
+    else:
+        click.echo(f"removed {len(report.removed)} papers, updated {len(report.updated)} "
+                   f"({report.chunks_deleted} chunks deleted)")
+
+
+@cli.command()
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@handle_errors
+def reset(yes: bool, as_json: bool) -> None:
+    """Delete the whole index (its Chroma collections and this machine's cache)."""
+    app = _app()
+    where = app.store.location
+    if not yes and not click.confirm(f"Delete every paper of the index {app.store.fingerprint} at {where}?"):
+        raise click.Abort()
+    app.reset()
+    if as_json:
+        _dump({"reset": True, "store": where})
+    else:
+        click.echo(f"deleted the index at {where}")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@handle_errors
+def compact(as_json: bool) -> None:
+    """Merge the keyword index's segments into one (ingest merges small ones by itself)."""
+    app = _app()
+    app.compact()
+    segments = len(app.index.keyword.reload().segments)
+    _dump({"keyword_segments": segments}) if as_json else click.echo(f"keyword index: {segments} segment(s)")
 
 
 def _print_hits(hits: list[dict[str, Any]]) -> None:
     if not hits:
         click.echo("no papers found")
     for rank, hit in enumerate(hits, start=1):
-        title = hit["title"] or hit["label"]
-        authors = ", ".join(hit["authors"][:4]) + (" et al." if len(hit["authors"]) > 4 or hit["authors_truncated"] else "")
+        title = for_terminal(hit["title"] or hit["label"] or hit["paper_id"])
+        authors = format_authors(hit["authors"], hit["authors_truncated"], 4)
         where = " ".join(str(x) for x in (hit["venue"], hit["year"]) if x)
         score = f"  [{hit['score']:.4f}]" if "score" in hit else ""
         click.echo(f"{rank}. {title}{score}")
         meta = " · ".join(x for x in (authors, where, hit["track"], hit["decision"]) if x)
         if meta:
-            click.echo(f"   {meta}")
-        click.echo(f"   {hit['paper_id']}  {hit['abstract'][:160]}…")
+            click.echo(f"   {for_terminal(meta)}")
+        text = for_terminal(hit["abstract"])
+        body = (text[:160] + "…") if len(text) > 160 else text
+        click.echo(f"   {for_terminal(hit['paper_id'])}  {body or '(no abstract in the collection)'}")
 
 
 @cli.command()
 @click.argument("query", required=False)
 @click.option("--k", type=click.IntRange(1, 100), help="Number of papers.")
 @filter_options
-@click.option("--mode", type=click.Choice(["hybrid", "dense", "keyword"]), help="Retriever (default hybrid).")
+@click.option("--mode", type=click.Choice([m.value for m in Mode]), help="Retriever (default hybrid).")
 @click.option("--queries", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help='JSONL of {"id": ..., "query": ...}; prints one JSON line per query.')
 @click.option("--json", "as_json", is_flag=True, help="Print hits as JSON.")
 @handle_errors
-def search(query: str | None, k: int | None, venue: str | None, year: int | None, track: str | None,
-           decision: str | None, author: str | None, mode: str | None, queries: Path | None, as_json: bool) -> None:
-    """Find the papers that best match QUERY (dense + BM25, fused)."""
+def search(query: str | None, k: int | None, filters: Filters, mode: str | None, queries: Path | None,
+           as_json: bool) -> None:
+    """Find the papers that best match QUERY (dense + BM25 + names, fused)."""
     app = _app()
-    filters = _filters(venue, year, track, decision, author)
     if queries is not None:
-        for _line, qid, text in _batch(queries, "query"):
-            result = app.search(text, k, filters, mode)  # type: ignore[arg-type]
+        errors = BatchErrors()
+        for _line, qid, text in _batch(queries, "query", errors):
+            result = app.search(text, k, filters, mode)
             _dump({"id": qid, "hits": [h.public() for h in result.hits]})
+        errors.exit()
         return
     if not query or not query.strip():
         raise click.UsageError("give a QUERY or --queries FILE")
-    result = app.search(query, k, filters, mode)  # type: ignore[arg-type]
+    result = app.search(query, k, filters, mode)
     hits = [h.public() for h in result.hits]
     _dump(hits) if as_json else _print_hits(hits)
 
@@ -155,13 +287,9 @@ def search(query: str | None, k: int | None, venue: str | None, year: int | None
 @click.option("--limit", type=click.IntRange(1, 10000), default=50, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print entries as JSON.")
 @handle_errors
-def papers(query: str, venue: str | None, year: int | None, track: str | None, decision: str | None,
-           author: str | None, limit: int, as_json: bool) -> None:
-    """List catalogue entries whose title, label, authors or text match QUERY."""
-    index = _app().index.load()
-    assert index.catalog is not None
-    found = index.catalog.lookup(query, _filters(venue, year, track, decision, author), limit)
-    entries = [p.public() for p in found]
+def papers(query: str, filters: Filters, limit: int, as_json: bool) -> None:
+    """List catalogue entries whose title, label or authors match QUERY, most relevant first."""
+    entries = [p.public() for p in _app().lookup(query, filters, limit)]
     _dump(entries) if as_json else _print_hits(entries)
 
 
@@ -169,35 +297,44 @@ def papers(query: str, venue: str | None, year: int | None, track: str | None, d
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @handle_errors
 def status(as_json: bool) -> None:
-    """Counts, embedding model, collection and where the data lives."""
-    info = _app().index.status()
+    """What the index holds (read from Chroma), where the data lives, and whether this machine's
+    cache is in step."""
+    app = _app()
+    if not app.index.exists():
+        info: dict[str, object] = {"papers": 0, "store": app.store.location, "data_folder": str(app.settings.home),
+                                   "note": "no index yet: run `rag ingest PATH` (or `rag ingest` for the sample)"}
+    else:
+        info = app.status()
     if as_json:
         _dump(info)
     else:
         for key, value in info.items():
-            click.echo(f"{key:>22}: {value}")
+            click.echo(f"{key:>24}: {value}")
 
 
 def _print_answer(answer: Answer, streamed: bool) -> None:
+    """An answer as the terminal shows it: LaTeX and Markdown as plain text, nothing from the
+    abstracts able to drive the terminal."""
     if not streamed:
-        click.echo(answer.text)
+        click.echo(for_terminal(answer.text))
     elif answer.text != answer.raw_text and not answer.abstained:
-        click.echo("\n(checked answer)\n" + answer.text)
+        click.echo("\n(checked answer)\n" + for_terminal(answer.text))
     else:
         click.echo()
     if answer.removed_citations:
         click.echo(f"removed citations to sources that were not retrieved: {answer.removed_citations}", err=True)
     for claim in answer.claims:
         if not claim.supported:
-            click.secho(f"⚠ unsupported: {claim.text[:100]} ({claim.reason})", fg="yellow")
+            click.secho(f"⚠ unsupported: {for_terminal(claim.text[:100])} ({for_terminal(claim.reason)})", fg="yellow")
     if answer.citations:
         click.echo("\nSources:")
         for c in answer.citations:
             p = c.paper
-            authors = ", ".join(p.authors[:3]) + (" et al." if len(p.authors) > 3 or p.authors_truncated else "")
-            where = " ".join(str(x) for x in (p.venue, p.year) if x)
-            click.echo(f"[{c.n}] {p.display_title}. {authors}. {where}. {p.url}".replace(". .", ".").rstrip(". ") )
-            click.echo(f"    support {c.support:.2f}{'' if c.supported else ' (UNSUPPORTED)'}: \"{c.quote[:160]}\"")
+            line = join_sentences([p.display_title, format_authors(p.authors, p.authors_truncated, 3),
+                                   " ".join(str(x) for x in (p.venue, p.year) if x), p.url])
+            click.echo(f"[{c.n}] {for_terminal(line)}")
+            quote = for_terminal(c.quote[:160]) if c.quote else "(title and metadata only: no abstract in the collection)"
+            click.echo(f"    support {c.support:.2f}{'' if c.supported else ' (UNSUPPORTED)'}: \"{quote}\"")
     t = answer.timings_ms
     click.echo(f"\n[{answer.mode}; retrieve {t.get('retrieve', 0):.0f} ms, generate {t.get('generate', 0):.0f} ms, "
                f"check {t.get('check', 0):.0f} ms; tokens {answer.usage.get('prompt_tokens', 0)}+"
@@ -217,26 +354,27 @@ def _bibtex_for(answer: Answer) -> str:
 @click.option("--bibtex", "with_bibtex", is_flag=True, help="Also print BibTeX of the cited papers.")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer object as JSON.")
 @handle_errors
-def ask(question: str | None, k: int | None, venue: str | None, year: int | None, track: str | None,
-        decision: str | None, author: str | None, questions: Path | None, with_bibtex: bool, as_json: bool) -> None:
+def ask(question: str | None, k: int | None, filters: Filters, questions: Path | None, with_bibtex: bool,
+        as_json: bool) -> None:
     """Answer QUESTION from the abstracts, citing the ones that support each sentence."""
     app = _app()
     app.index.load()
-    filters = _filters(venue, year, track, decision, author)
     if questions is not None:
-        for line_no, qid, text in _batch(questions, "question"):
+        errors = BatchErrors()
+        for line_no, qid, text in _batch(questions, "question", errors):
             try:
                 answer = app.pipeline.answer(text, filters=filters, k=k)
             except QuestionError as err:
-                click.echo(f"error: {questions}:{line_no}: {err}", err=True)
+                errors.report(f"{questions}:{line_no}: {err}")
                 continue
             _dump({"id": qid, **answer.public()})
+        errors.exit()
         return
     if question is None:
         raise click.UsageError("give a QUESTION or --questions FILE")
     stream = not as_json and sys.stdout.isatty()
     answer = app.pipeline.answer(question, filters=filters, k=k,
-                                 on_token=(lambda t: click.echo(t, nl=False)) if stream else None)
+                                 on_token=(lambda t: click.echo(for_terminal(t), nl=False)) if stream else None)
     if as_json:
         data = answer.public()
         if with_bibtex:
@@ -245,19 +383,17 @@ def ask(question: str | None, k: int | None, venue: str | None, year: int | None
         return
     _print_answer(answer, streamed=stream)
     if with_bibtex and answer.citations:
-        click.echo("\n" + _bibtex_for(answer))
+        click.echo("\n" + for_terminal(_bibtex_for(answer)))
 
 
 @cli.command()
 @click.option("--k", type=click.IntRange(1, 50), help="Papers to retrieve per question.")
 @filter_options
 @handle_errors
-def chat(k: int | None, venue: str | None, year: int | None, track: str | None, decision: str | None,
-         author: str | None) -> None:
+def chat(k: int | None, filters: Filters) -> None:
     """Ask questions in a conversation; follow-ups keep their context. Empty line or Ctrl-D ends."""
     app = _app()
     session = app.chat()
-    filters = _filters(venue, year, track, decision, author)
     click.echo(f"{app.mode_line}; {len(session.catalog)} papers. Ask a question (empty line to quit).")
     while True:
         try:
@@ -267,12 +403,12 @@ def chat(k: int | None, venue: str | None, year: int | None, track: str | None, 
         if not question:
             break
         try:
-            answer = session.ask(question, filters=filters, k=k, on_token=lambda t: click.echo(t, nl=False))
+            answer = session.ask(question, filters=filters, k=k, on_token=lambda t: click.echo(for_terminal(t), nl=False))
         except QuestionError as err:
             click.echo(f"error: {err}", err=True)
             continue
         if answer.query != question:
-            click.echo(f"\n(searched for: {answer.query})", err=True)
+            click.echo(f"\n(searched for: {for_terminal(answer.query)})", err=True)
         _print_answer(answer, streamed=True)
 
 
@@ -281,12 +417,11 @@ def chat(k: int | None, venue: str | None, year: int | None, track: str | None, 
 @handle_errors
 def bibtex(paper_ids: tuple[str, ...]) -> None:
     """Print BibTeX entries for papers by id (as shown by search, papers or ask --json)."""
-    index = _app().index.load()
-    assert index.catalog is not None
-    unknown = [pid for pid in paper_ids if index.catalog.get(pid) is None]
+    found = _app().index.load().catalog.get_many(paper_ids)
+    unknown = [pid for pid in paper_ids if pid not in found]
     if unknown:
         raise InputError("paper ids", f"not in the catalogue: {', '.join(unknown)} (see `rag papers`)")
-    click.echo("\n\n".join(bibtex_entry(index.catalog.papers[pid]) for pid in paper_ids))
+    click.echo(for_terminal("\n\n".join(bibtex_entry(found[pid]) for pid in paper_ids)))
 
 
 @cli.command(name="eval")
@@ -311,7 +446,6 @@ def evaluate(dataset: Path, config_specs: tuple[str, ...], repeat: int, out: Pat
 
     app = _app()
     catalog = app.index.load().catalog
-    assert catalog is not None
     items, errors = load_items(dataset, catalog)
     for err in errors:
         click.echo(f"skipped {err}", err=True)

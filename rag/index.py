@@ -1,39 +1,127 @@
-"""An index: the Chroma store plus the two things derived from it, the catalogue and the BM25
-index, cached on local disk and rebuilt whenever the store's generation says they are stale."""
+"""An index: the Chroma store (vectors and the change log, shared by every machine) plus what each
+machine derives from the log on its own disk (the SQLite catalogue and the segmented keyword
+index), kept in step by `sync`.
+
+Writers of one data folder are serialised by a lock file: a second `rag ingest` waits, saying so,
+then runs. Machines sharing a Chroma server share no lock; their safety comes from the log (see
+`rag.changelog`): nobody deletes what it did not write and replace. Readers never wait: a reader
+that finds the lock taken searches what is already applied.
+"""
 
 from __future__ import annotations
 
-import json
+import errno
+import fcntl
 import logging
+import os
 import shutil
+import sqlite3
 import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from rag.catalog import Catalog
+from rag.chunk import Chunker
 from rag.embed import Embedder
-from rag.errors import IndexMissingError
-from rag.keyword import KeywordIndex
-from rag.store import ChromaStore, PaperRecord
-from rag.types import Paper
+from rag.errors import IndexMissingError, StoreError
+from rag.keyword import FLUSH_DOCS, KeywordIndex, SegmentBuilder
+from rag.store import ChromaStore
+from rag.text import short_hash
+from rag.types import Chunk, Paper
 
 log = logging.getLogger(__name__)
 
 
-def keyword_text(chunk_text: str, paper_authors: list[str], track: str) -> str:
-    """What BM25 sees for a chunk: its text plus authors and track, so names are searchable."""
-    return f"{chunk_text}\n{'; '.join(paper_authors)}\n{track}"
+def keyword_text(paper: Paper, chunk: Chunk) -> str:
+    """What BM25 sees for a chunk: its text (title and abstract piece, or the title alone) and the
+    paper's label, authors, venue, year, track and decision, so all of them are searchable."""
+    fields = [paper.label, "; ".join(paper.authors), paper.venue, str(paper.year or ""), paper.track,
+              str(paper.extra.get("area") or ""), paper.decision]
+    return chunk.text + "\n" + " ".join(f for f in fields if f)
+
+
+class WriteLock:
+    """An advisory lock file serialising the writers of one data folder (`fcntl.flock`: released
+    by the kernel when the holder dies, so a killed ingest never leaves it stuck)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+        self._depth = 0
+        self._thread_lock = threading.RLock()
+
+    def acquire(self, wait: bool = True, on_wait: Callable[[str], None] | None = None) -> bool:
+        if not self._thread_lock.acquire(blocking=wait):
+            return False
+        if self._depth:
+            self._depth += 1
+            return True
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as err:
+            if err.errno not in (errno.EAGAIN, errno.EACCES) or not wait:
+                os.close(fd)
+                self._thread_lock.release()
+                if not wait:
+                    return False
+                raise
+            holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
+            if on_wait:
+                on_wait(f"waiting for {holder} to finish writing to {self.path.parent} …")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"rag (pid {os.getpid()})".encode(), 0)
+        self._fd = fd
+        self._depth = 1
+        return True
+
+    def release(self) -> None:
+        self._depth -= 1
+        if self._depth == 0 and self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+        self._thread_lock.release()
+
+    @contextmanager
+    def held(self, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+        self.acquire(True, on_wait)
+        try:
+            yield
+        finally:
+            self.release()
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A loaded index: the catalogue and keyword index always exist here."""
+
+    store: ChromaStore
+    catalog: Catalog
+    keyword: KeywordIndex
+    embedder: Embedder
+    chunker: Chunker
+    stale_segments: int = 0
 
 
 class Index:
-    def __init__(self, store: ChromaStore, embedder: Embedder, cache_dir: Path) -> None:
+    def __init__(self, store: ChromaStore, embedder: Embedder, chunker: Chunker, home: Path) -> None:
         self.store = store
         self.embedder = embedder
-        self.cache_dir = cache_dir / store.fingerprint
-        self.catalog: Catalog | None = None
-        self.keyword: KeywordIndex | None = None
-        self.records: dict[str, PaperRecord] = {}
-        self._generation: str | None = None
-        self._lock = threading.Lock()  # UI sessions share one Index; rebuild it once, not per thread
+        self.chunker = chunker
+        self.home = home
+        self.folder = home / "cache" / f"{store.fingerprint}-{short_hash(store.location, 8)}"
+        self.lock = WriteLock(home / "write.lock")
+        self._catalog: Catalog | None = None
+        self._keyword: KeywordIndex | None = None
+        self._open_lock = threading.Lock()
 
     @property
     def fingerprint(self) -> str:
@@ -46,88 +134,152 @@ class Index:
         if not self.exists():
             raise IndexMissingError(
                 f"no index for {self.fingerprint} at {self.store.location}: run `rag ingest PATH` first "
-                "(e.g. `rag ingest data/sample`)"
+                "(or `rag ingest` for the bundled sample)"
             )
 
-    def load(self) -> "Index":
-        """Load the catalogue and keyword index, rebuilding them from Chroma if stale."""
-        with self._lock:
-            return self._load()
+    # -- the derived parts ------------------------------------------------------------------
+    def _derived(self) -> tuple[Catalog, KeywordIndex]:
+        with self._open_lock:
+            if self._catalog is None or self._keyword is None:
+                try:
+                    self.folder.mkdir(parents=True, exist_ok=True)
+                    self._catalog = Catalog(self.folder / "catalog.sqlite")
+                    self._catalog.counts()
+                    self._keyword = KeywordIndex(self.folder / "keyword")
+                except (OSError, sqlite3.DatabaseError, StoreError, ValueError) as err:
+                    self._catalog = self._keyword = None
+                    self._discard_cache(err)
+                    self._catalog = Catalog(self.folder / "catalog.sqlite")
+                    self._keyword = KeywordIndex(self.folder / "keyword")
+            return self._catalog, self._keyword
 
-    def _load(self) -> "Index":
+    def _discard_cache(self, err: Exception) -> None:
+        """The local cache is damaged (a corrupt file, a folder replaced by a file): it is only
+        derived from Chroma, so remove it and rebuild."""
+        log.warning("local cache %s is damaged (%s): rebuilding it from Chroma", self.folder, err)
+        for path in (self.folder, self.folder.parent):
+            if path.exists() and not path.is_dir():
+                path.unlink()
+        shutil.rmtree(self.folder, ignore_errors=True)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as again:
+            raise StoreError(f"cannot use the cache folder {self.folder} ({again.strerror}): delete it and re-run") from again
+
+    @property
+    def catalog(self) -> Catalog:
+        return self._derived()[0]
+
+    @property
+    def keyword(self) -> KeywordIndex:
+        return self._derived()[1]
+
+    # -- loading and syncing ----------------------------------------------------------------
+    def load(self) -> Loaded:
+        """The index, brought up to date with the log when no other process is writing here."""
         self.require()
         self.store.open()
-        generation = self.store.generation()
-        if self.catalog is not None and generation == self._generation:
-            return self
-        meta = self.cache_dir / "meta.json"
+        stale = self.sync(wait=False)
+        catalog, keyword = self._derived()
         try:
-            if json.loads(meta.read_text()).get("generation") == generation and generation:
-                self._load_cache()
-                self._generation = generation
-                return self
-        except (OSError, ValueError, KeyError):
-            pass
-        self.rebuild(generation)
-        return self
+            keyword.reload()
+        except ValueError as err:
+            if self.lock.acquire(wait=False):
+                try:
+                    self._rebuild_keyword(err)
+                finally:
+                    self.lock.release()
+        return Loaded(self.store, catalog, keyword, self.embedder, self.chunker, stale)
 
-    def _load_cache(self) -> None:
-        records = [
-            PaperRecord(Paper.from_dict(r["paper"]), r["content_hash"], r["text_hash"], r["n_chunks"])
-            for r in json.loads((self.cache_dir / "catalog.json").read_text())
-        ]
-        self._set_records(records)
-        self.keyword = KeywordIndex.load(self.cache_dir / "keyword")
+    def pending_segments(self) -> list[str]:
+        applied = self.catalog.applied_segments()
+        return [s for s in self.store.segment_ids() if s not in applied]
 
-    def _set_records(self, records: list[PaperRecord]) -> None:
-        self.records = {r.paper.id: r for r in records}
-        self.catalog = Catalog([r.paper for r in records])
+    def sync(self, wait: bool = True, on_wait: Callable[[str], None] | None = None) -> int:
+        """Apply the log segments this machine has not seen, then bring the keyword index up to
+        date. Returns how many segments remain unapplied (another process holds the lock)."""
+        pending = self.pending_segments()
+        catalog = self.catalog
+        behind = bool(catalog.unindexed(limit=1) or catalog.gone())
+        if not pending and not behind:
+            return 0
+        if not self.lock.acquire(wait, on_wait):
+            return len(pending)
+        try:
+            pending = self.pending_segments()
+            started = time.perf_counter()
+            for segment in self.store.read_segments(pending):
+                copies, vectors = segment.versioned()
+                catalog.apply(segment.id, copies, vectors, self.chunker.version_of)
+            if pending:
+                log.info("applied %d log segments in %.1f s", len(pending), time.perf_counter() - started)
+            self.catch_up_keyword()
+        finally:
+            self.lock.release()
+        return 0
 
-    def rebuild(self, generation: str | None = None, records: list[PaperRecord] | None = None) -> None:
-        """Derive catalogue and BM25 from what the Chroma collections hold, and cache both.
-        Ingest passes the records it has just written instead of reading them back."""
-        generation = generation if generation is not None else self.store.generation()
-        records = records if records is not None else self.store.papers()
-        self._set_records(records)
-        ids, texts = [], []
-        for row in self.store.iter_chunks():
-            record = self.records.get(row.paper_id)
-            if record is None:
-                continue
-            ids.append(row.id)
-            texts.append(keyword_text(row.text, record.paper.authors, record.paper.track))
-        self.keyword = KeywordIndex.build(ids, texts)
-        tmp = self.cache_dir.with_name(self.cache_dir.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        (tmp / "catalog.json").write_text(
-            json.dumps(
-                [
-                    {"paper": r.paper.to_dict(), "content_hash": r.content_hash, "text_hash": r.text_hash, "n_chunks": r.n_chunks}
-                    for r in records
-                ],
-                ensure_ascii=False,
-            )
-        )
-        self.keyword.save(tmp / "keyword")
-        (tmp / "meta.json").write_text(json.dumps({"generation": generation}))
-        shutil.rmtree(self.cache_dir, ignore_errors=True)
-        tmp.rename(self.cache_dir)
-        self._generation = generation
-        log.info("rebuilt catalogue (%d papers) and keyword index (%d chunks)", len(records), len(ids))
+    def catch_up_keyword(self) -> int:
+        """Index what the catalogue marks as not yet keyword-indexed and drop removed papers, in
+        segments of up to FLUSH_DOCS documents. Call with the write lock held."""
+        catalog, keyword = self._derived()
+        gone = catalog.gone()
+        indexed = 0
+        last = 0
+        while True:
+            builder = SegmentBuilder()
+            done: list[int] = []
+            while len(builder) < FLUSH_DOCS:
+                batch = catalog.unindexed(after=last, limit=5000)
+                if not batch:
+                    break
+                for pno, paper in batch:
+                    for chunk in self.chunker.chunk(paper):
+                        builder.add(pno, chunk.id.n, keyword_text(paper, chunk))
+                    done.append(pno)
+                last = batch[-1][0]
+            if not done and not gone:
+                return indexed
+            keyword.update(np.asarray(done + gone, dtype=np.int64), [builder])
+            catalog.mark_indexed(done, gone)
+            indexed += len(done)
+            gone = []
+            if len(builder) < FLUSH_DOCS:
+                return indexed
+
+    def _rebuild_keyword(self, err: Exception) -> None:
+        log.warning("keyword index damaged (%s): rebuilding it from the catalogue", err)
+        self.keyword.clear()
+        self.catalog.reset_indexed()
+        self.catch_up_keyword()
+
+    def compact(self) -> None:
+        with self.lock.held():
+            self.sync()
+            self.keyword.compact()
 
     def status(self) -> dict[str, object]:
-        self.load()
-        assert self.catalog is not None
-        embedded = sum(1 for r in self.records.values() if r.n_chunks > 0)
+        """What Chroma holds (chunks, log segments) beside what this machine's cache shows."""
+        self.require()
+        self.store.open()
+        stale = self.sync(wait=False)
+        counts = self.catalog.counts()
+        chunks = self.store.count_chunks()
+        segments = len(self.store.segment_ids())
         return {
-            "papers": len(self.catalog),
-            "embedded_papers": embedded,
-            "catalogue_only_papers": len(self.catalog) - embedded,
-            "chunks": self.store.count_chunks(),
+            "papers": counts["papers"],
+            "with_abstract": counts["with_abstract"],
+            "title_only": counts["title_only"],
+            "chunks_in_chroma": chunks,
+            "chunks_expected": counts["expected_chunks"],
+            "papers_missing_vectors": counts["missing_vectors"],
+            "log_segments": segments,
+            "cache": "in sync" if not stale else f"stale: {stale} log segments not applied yet (another process is writing)",
+            "keyword_segments": len(self.keyword.reload().segments),
             "embedding_model": self.embedder.name,
-            "collection": self.store.chunks_name,
             "fingerprint": self.fingerprint,
+            "collection": self.store.chunks_name,
+            "log_collection": self.store.log_name,
             "store": self.store.location,
-            "cache": str(self.cache_dir),
+            "data_folder": str(self.home),
+            "cache_folder": str(self.folder),
         }

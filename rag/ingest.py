@@ -1,232 +1,400 @@
-"""Ingest: merge what was read with what the index holds, embed only what changed, write.
+"""Ingest: decide which paper each copy belongs to, embed only what changed, write safely.
 
-Crash safety comes from the order of writes. For each batch: chunk vectors first (deterministic
-ids `paper_id#n`, so a repeated upsert overwrites rather than duplicates), then the catalogue
-record with its content hash (the commit marker: until it is written, a re-run sees the paper as
-changed and redoes it), then deletions of what was replaced. Every run ends with a sweep that
-deletes chunks no catalogue record accounts for, so a run killed anywhere leaves nothing behind
-once it is run again."""
+Identity (see `rag.identity`): a copy with its own id belongs to the paper of that id; two
+different own ids are never merged. An id-less copy joins a listed paper only on strong evidence
+(the whole abstract equal to exactly one listed paper's, or it introduces the coined name that
+exactly one title-only listed paper's title opens with); otherwise it is a paper of its own, with
+an id derived from its content. Every merge is reported, with the records and the reason.
+
+Write order, per batch, is what makes a killed run safe to re-run and concurrent writers safe:
+1. the chunk vectors of new text versions (ids `paper#version#n`: a repeat overwrites itself);
+2. the log segment (the commit: copies, new vectors, tombstones of replaced vectors);
+3. the deletion of the chunks that this run itself replaced or removed (its own garbage, proven
+   by the tombstones it just wrote; a killed run's leftovers are deleted by the next run);
+4. the local catalogue and keyword index (derived; rebuilt from the log if lost).
+Nothing else is ever deleted: not "what my catalogue did not know", so a second writer's fresh
+chunks are safe. Whether a paper is unchanged is decided against Chroma itself: its vectors must
+exist there, else the paper is re-embedded (repaired).
+
+A file read whole (no shard, category or date filter, no bad record) is the authority on its own
+copies: copies it held before and holds no more are removed, and with them any paper that no
+other source lists.
+"""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import sys
+import uuid
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
-from tqdm import tqdm
-
+from rag.changelog import CopyChange, Segment, VectorChange
 from rag.chunk import Chunker
+from rag.embed import EmbedPool
 from rag.errors import InputError
-from rag.index import Index
-from rag.merge import SOURCES, canonical_id, merge_papers, raw, source_key
-from rag.store import PaperRecord
-from rag.types import Chunk, Paper
+from rag.identity import abstract_key, copy_digest, copy_key, title_head
+from rag.index import Index, keyword_text
+from rag.keyword import FLUSH_DOCS, SegmentBuilder
+from rag.merge import merge_papers
+from rag.progress import Progress
+from rag.readers import FileReport, Reading
+from rag.text import fold
+from rag.types import Chunk, ChunkId, Paper
 
 log = logging.getLogger(__name__)
-BATCH_PAPERS = 64
+BATCH_PAPERS = 2000
+
+
+@dataclass
+class Merge:
+    """Records that became one paper, and why."""
+
+    into: str
+    records: list[str]
+    reason: str
+
+    def public(self) -> dict[str, Any]:
+        return {"into": self.into, "records": self.records, "reason": self.reason}
+
+    def __str__(self) -> str:
+        return f"{', '.join(self.records)} -> {self.into}: {self.reason}"
 
 
 @dataclass
 class IngestReport:
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
+    unchanged: int = 0
     removed: list[str] = field(default_factory=list)
+    repaired: list[str] = field(default_factory=list)
+    merges: list[Merge] = field(default_factory=list)
     skipped: list[InputError] = field(default_factory=list)
-    orphans_removed: int = 0
+    notes: list[InputError] = field(default_factory=list)
+    files: list[FileReport] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+    papers_read: int = 0
+    title_only_read: int = 0
     chunks_embedded: int = 0
-    files: list[str] = field(default_factory=list)
+    chunks_deleted: int = 0
+    segments_written: int = 0
 
     def public(self) -> dict[str, Any]:
         return {
             "added": len(self.added),
             "updated": len(self.updated),
-            "unchanged": len(self.unchanged),
-            "merged_away": len(self.removed),
+            "unchanged": self.unchanged,
+            "removed": len(self.removed),
+            "repaired": len(self.repaired),
+            "merges": [m.public() for m in self.merges],
+            "papers_read": self.papers_read,
+            "title_only_read": self.title_only_read,
             "skipped": len(self.skipped),
-            "errors": [
-                {"file": e.source, "line": e.line, "reason": e.reason} for e in self.skipped
-            ],
+            "errors": [{"file": e.source, "line": e.line, "reason": e.reason} for e in self.skipped],
+            "notes": [{"file": e.source, "line": e.line, "note": e.reason} for e in self.notes],
+            "files": [f.public() for f in self.files],
+            "ignored_files": self.ignored,
             "chunks_embedded": self.chunks_embedded,
-            "orphans_removed": self.orphans_removed,
-            "files": self.files,
+            "chunks_deleted": self.chunks_deleted,
+            "log_segments_written": self.segments_written,
         }
 
 
 @dataclass
-class _Entry:
-    """A catalogue record being rebuilt: its id and every source's copy."""
+class Staged:
+    """A decided change to one copy: it now belongs to `pid` (with `paper` as its content), or it
+    is removed (`paper` None). `prev_pid` is the paper it belonged to before, if any."""
 
-    id: str
-    sources: dict[str, dict[str, Any]]
-    previous: PaperRecord | None = None
+    skey: str
+    pid: str
+    paper: Paper | None
+    digest: str
+    source: str
+    prev_pid: str | None
 
 
-def _hash(data: Any) -> str:
-    return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()[:20]
-
-
-def chunk_metadata(paper: Paper, chunk: Chunk) -> dict[str, Any]:
-    """Paper metadata stored beside each chunk (Chroma accepts only scalars)."""
-    meta: dict[str, Any] = {
-        "paper_id": paper.id,
-        "chunk": chunk.index,
-        "tokens": chunk.tokens,
-        "title": paper.title,
-        "label": paper.label,
-        "authors": "; ".join(paper.authors),
-        "venue": paper.venue,
-        "track": paper.track,
-        "decision": paper.decision,
-        "url": paper.url,
-    }
-    if paper.year is not None:
-        meta["year"] = paper.year
-    return meta
+def batched(items: Iterable[Paper], size: int) -> Iterator[list[Paper]]:
+    iterator = iter(items)
+    while batch := list(islice(iterator, size)):
+        yield batch
 
 
 class Ingester:
-    def __init__(self, index: Index, chunker: Chunker, progress: bool | None = None) -> None:
+    def __init__(self, index: Index, chunker: Chunker, embed: EmbedPool, progress: Progress | None = None,
+                 batch_papers: int = BATCH_PAPERS) -> None:
         self.index = index
         self.chunker = chunker
-        self.progress = sys.stderr.isatty() if progress is None else progress
+        self.embed = embed
+        self.progress = progress or Progress("ingest", enabled=False)
+        self.batch_papers = batch_papers
+        self.writer = uuid.uuid4().hex[:10]
+        self.report = IngestReport()
+        self._seen: dict[str, set[str]] = {}
+        self._keyword = SegmentBuilder()
+        self._keyword_done: list[int] = []
+        self._keyword_removed: list[int] = []
+        self._merged_away: set[str] = set()
+        self._idless = True
 
-    def run(self, papers: list[Paper], errors: list[InputError] | None = None) -> IngestReport:
-        report = IngestReport(skipped=list(errors or []))
-        store = self.index.store.open(create=True)
-        existing = {r.paper.id: r for r in store.papers()}
-        entries, removed = self._plan(papers, existing)
-        report.removed = sorted(removed)
+    # -- the run ------------------------------------------------------------------------------
+    def run(self, reading: Reading) -> IngestReport:
+        index = self.index
+        with index.lock.held(on_wait=self.progress.say):
+            index.store.open(create=True)
+            index.sync()
+            for batch in batched(reading, self.batch_papers):
+                self._ingest_batch(batch)
+                self.progress.advance(len(batch))
+            self.report.skipped, self.report.notes = list(reading.errors), list(reading.notes)
+            self.report.files, self.report.ignored = reading.files, reading.ignored
+            for file in reading.files:
+                if file.complete:
+                    self._forget_missing(file.file)
+            self._flush_keyword(force=True)
+            index.catch_up_keyword()
+        self.progress.close()
+        return self.report
 
-        work: list[tuple[PaperRecord, list[Chunk], str]] = []  # record, chunks, action
-        for entry in entries.values():
-            parts = [Paper.from_dict(p) for p in entry.sources.values()]
-            paper = merge_papers(parts, entry.id)
-            paper.extra[SOURCES] = entry.sources
-            chunks = self.chunker.chunk(paper)
-            text_hash = _hash([c.text for c in chunks])
-            record = PaperRecord(paper, _hash(paper.to_dict()), text_hash, len(chunks))
-            prev = entry.previous
-            if prev is not None and prev.paper.id == paper.id and prev.content_hash == record.content_hash:
-                report.unchanged.append(paper.id)
+    def remove(self, paper_ids: list[str] | None = None, source: str | None = None) -> IngestReport:
+        """Remove papers by id (every copy), or a source file's copies (papers listed only there
+        disappear; papers also listed elsewhere lose that file's contribution)."""
+        index = self.index
+        with index.lock.held(on_wait=self.progress.say):
+            index.store.open()
+            index.sync()
+            catalog = index.catalog
+            staged: dict[str, Staged] = {}
+            if paper_ids:
+                for pid, copies in catalog.copies_of(paper_ids).items():
+                    for skey, paper in copies:
+                        staged[skey] = Staged(skey, pid, None, "", paper.source, pid)
+            if source:
+                for pid, skeys in catalog.source_pids(source).items():
+                    for skey in skeys:
+                        staged[skey] = Staged(skey, pid, None, "", source, pid)
+            if staged:
+                self._commit(staged, set())
+            self._flush_keyword(force=True)
+            index.catch_up_keyword()
+        return self.report
+
+    # -- one batch ----------------------------------------------------------------------------
+    def _ingest_batch(self, batch: list[Paper]) -> None:
+        catalog = self.index.catalog
+        skeys = [copy_key(p) for p in batch]
+        existing = catalog.copies(skeys)
+        staged: dict[str, Staged] = {}
+        unchanged: set[str] = set()
+        self._idless = catalog.has_idless() or any(not p.own_id for p in batch)
+        self.report.papers_read += len(batch)
+        self.report.title_only_read += sum(1 for p in batch if not p.abstract)
+        for paper, skey in zip(batch, skeys):
+            seen = self._seen.setdefault(paper.source, set())
+            again = skey in seen
+            seen.add(skey)
+            digest = copy_digest(paper)
+            prev = staged.get(skey)
+            old = existing.get(skey)
+            prev_pid = prev.pid if prev else (old.pid if old and old.live else None)
+            pid = paper.id if paper.own_id else self._target_idless(paper, skey, prev_pid, staged)
+            if again:
+                self.report.merges.append(Merge(pid, [f"{paper.source}:{paper.position}"],
+                                                "the same record (same id) again in one file: the later one is kept"))
+            elif old is not None and old.live and old.pid == pid and old.digest == digest:
+                unchanged.add(pid)
                 continue
-            action = "updated" if prev is not None else "added"
-            (report.updated if action == "updated" else report.added).append(paper.id)
-            reembed = prev is None or prev.paper.id != paper.id or prev.text_hash != text_hash
-            work.append((record, chunks, "embed" if reembed else "metadata"))
+            paper.id = pid
+            staged[skey] = Staged(skey, pid, paper, digest, paper.source, prev_pid)
+            if self._idless and paper.own_id and (old is None or not old.live or old.digest != digest):
+                self._absorb(paper, staged)
+        self._commit(staged, unchanged)
 
-        if work or removed:
-            # Mark the index as changing before the first write, so caches built from it are
-            # stale even if this run is killed before it finishes.
-            store.bump_generation()
-        bar = tqdm(total=sum(len(c) for _, c, a in work if a == "embed"), unit="chunk", desc="embedding",
-                   disable=not self.progress or not work, file=sys.stderr)
-        for start in range(0, len(work), BATCH_PAPERS):
-            batch = work[start : start + BATCH_PAPERS]
-            self._write(batch, existing, bar, report)
-        bar.close()
-        # Records merged into another paper go only after their replacement is written.
-        store.delete_chunks([cid for pid in removed for cid in self._chunk_ids(existing[pid])])
-        store.delete_papers(sorted(removed))
-        final = {pid: r for pid, r in existing.items() if pid not in removed}
-        final.update((r.paper.id, r) for r, _, _ in work)
-        report.orphans_removed = self.sweep(list(final.values()))
-        if work or removed or report.orphans_removed:
-            generation = store.bump_generation()
-            self.index.rebuild(generation, list(final.values()))
-        return report
+    def _target_idless(self, paper: Paper, skey: str, prev_pid: str | None, staged: dict[str, Staged]) -> str:
+        """The paper an id-less copy belongs to (see the module docstring)."""
+        catalog = self.index.catalog
+        key = abstract_key(paper.abstract)
+        if key:
+            listed = {s.pid for s in catalog.with_abstract_key(key) if s.own_id}
+            listed |= {s.pid for s in staged.values() if s.paper and s.paper.own_id and abstract_key(s.paper.abstract) == key}
+            if len(listed) == 1:
+                target = next(iter(listed))
+                self._note_merge(target, paper, "the same abstract (whole text, normalised)", prev_pid)
+                return target
+            if len(listed) > 1:
+                self.report.merges.append(Merge(paper.id, [f"{paper.source}:{paper.position}"],
+                                                f"not merged: the abstract equals {len(listed)} listed papers "
+                                                f"({', '.join(sorted(listed)[:4])})"))
+        if not paper.title and paper.abstract:
+            from rag.text import introduced_name
 
-    def _plan(self, papers: list[Paper], existing: dict[str, PaperRecord]) -> tuple[dict[str, _Entry], set[str]]:
-        """Assign each incoming copy to a record: by id, else by abstract, else by file position."""
-        by_id: dict[str, str] = {}
-        by_key: dict[str, str] = {}
-        by_source: dict[str, str] = {}
-        for pid, record in existing.items():
-            by_id[pid] = pid
-            if record.paper.key:
-                by_key[record.paper.key] = pid
-            for skey in record.paper.extra.get(SOURCES, {}):
-                by_source[skey] = pid
-        entries: dict[str, _Entry] = {}
+            name = fold(introduced_name(paper.abstract))
+            if name:
+                heads = set(catalog.title_only_with_head(name))
+                heads |= {s.pid for s in staged.values() if s.paper and s.paper.own_id and not s.paper.abstract
+                          and title_head(s.paper.title) == name}
+                if len(heads) == 1:
+                    target = next(iter(heads))
+                    self._note_merge(target, paper, f"its coined name '{introduced_name(paper.abstract)}' opens "
+                                                    "the title of exactly one title-only listed paper", prev_pid)
+                    return target
+        if prev_pid and prev_pid.startswith("a-") and prev_pid != paper.id:
+            copies = catalog.copies_of([prev_pid]).get(prev_pid, [])
+            if [s for s, _ in copies] == [skey]:
+                return prev_pid  # the same record, edited in place: it keeps its id
+        return paper.id
 
-        def entry_for(pid: str) -> _Entry:
-            if pid not in entries:
-                record = existing[pid]
-                entries[pid] = _Entry(pid, dict(record.paper.extra.get(SOURCES, {})), record)
-            return entries[pid]
+    def _note_merge(self, target: str, paper: Paper, reason: str, prev_pid: str | None) -> None:
+        if prev_pid != target:
+            self._merged_away.update(p for p in (paper.id, prev_pid) if p)
+            self.report.merges.append(Merge(target, [f"{paper.source}:{paper.position} ({paper.id})"], reason))
 
-        for paper in papers:
-            skey = source_key(paper)
-            target = by_id.get(paper.id) or (by_key.get(paper.key) if paper.key else None) or by_source.get(skey)
-            if target is None:
-                entries[paper.id] = _Entry(paper.id, {})
-                target = paper.id
-            entry = entries.get(target) or entry_for(target)
-            moved_from = by_source.get(skey)
-            if moved_from and moved_from != target:
-                entry_for(moved_from).sources.pop(skey, None)
-            entry.sources[skey] = raw(paper)
-            by_id[paper.id] = target
-            if paper.key:
-                by_key[paper.key] = target
-            by_source[skey] = target
-
-        removed: set[str] = set()
-        final: dict[str, _Entry] = {}
-        for pid, entry in entries.items():
-            if not entry.sources:
-                removed.add(pid)
-                continue
-            new_id = canonical_id([s["id"] for s in entry.sources.values()], pid)
-            if new_id != pid:
-                if entry.previous is not None:
-                    removed.add(pid)
-                if new_id in existing and new_id not in entries:
-                    # The own id already names a record: fold this one into it.
-                    other = entry_for(new_id)
-                    other.sources.update(entry.sources)
-                    final[new_id] = other
+    def _absorb(self, listed: Paper, staged: dict[str, Staged]) -> None:
+        """A new or changed listed paper takes in id-less papers that are the same paper."""
+        catalog = self.index.catalog
+        candidates: list[tuple[str, str]] = []
+        key = abstract_key(listed.abstract)
+        if key:
+            same = catalog.with_abstract_key(key)
+            if not [s for s in same if s.own_id and s.pid != listed.id]:
+                candidates += [(s.pid, "the same abstract (whole text, normalised)") for s in same if not s.own_id]
+        head = title_head(listed.title)
+        if head and not listed.abstract:
+            others = [p for p in catalog.title_only_with_head(head) if p != listed.id]
+            labelled = catalog.idless_with_label(head)
+            if not others and len(labelled) == 1:
+                candidates.append((labelled[0], f"the title opens with '{head}', the coined name its abstract introduces"))
+        if not candidates:
+            return
+        moving = catalog.copies_of([pid for pid, _ in candidates])
+        for pid, reason in candidates:
+            copies = moving.get(pid, [])
+            self._merged_away.add(pid)
+            for skey, paper in copies:
+                if skey in staged:
                     continue
-                entry = _Entry(new_id, entry.sources, existing.get(new_id, entry.previous))
-            final[new_id] = entry
-        removed -= set(final)
-        return final, removed
+                paper.id = listed.id
+                staged[skey] = Staged(skey, listed.id, paper, copy_digest(paper), paper.source, pid)
+            if copies:
+                self.report.merges.append(Merge(listed.id, [pid], reason))
 
-    @staticmethod
-    def _chunk_ids(record: PaperRecord) -> list[str]:
-        return [f"{record.paper.id}#{i}" for i in range(record.n_chunks)]
+    # -- committing staged changes ------------------------------------------------------------
+    def _commit(self, staged: dict[str, Staged], unchanged: set[str]) -> None:
+        index, catalog = self.index, self.index.catalog
+        affected = {s.pid for s in staged.values()} | {s.prev_pid for s in staged.values() if s.prev_pid}
+        copies = {pid: dict(items) for pid, items in catalog.copies_of(sorted(affected)).items()}
+        for s in staged.values():
+            if s.prev_pid and s.prev_pid in copies:
+                copies[s.prev_pid].pop(s.skey, None)
+            if s.paper is not None:
+                copies.setdefault(s.pid, {})[s.skey] = s.paper
+        states = catalog.states(sorted(affected | unchanged))
+        live = catalog.live_vectors(sorted(affected | unchanged))
+        merged: dict[str, Paper] = {}
+        chunks: dict[str, list[Chunk]] = {}
+        for pid in sorted(affected):
+            parts = list(copies.get(pid, {}).values())
+            if parts:
+                merged[pid] = merge_papers(parts, pid)
+                chunks[pid] = self.chunker.chunk(merged[pid])
+        # Unchanged papers are checked against Chroma: their vectors must be there.
+        expected = {pid: state for pid, state in states.items() if pid in unchanged and pid not in affected}
+        check_ids = [str(ChunkId(pid, st.version, n)) for pid, st in expected.items() for n in range(st.n_chunks)]
+        check_ids += [str(c.id) for pid, cs in chunks.items() if (pid, cs[0].id.version) in live for c in cs]
+        present = index.store.existing_chunks(check_ids) if check_ids else set()
+        for pid, state in expected.items():
+            ids = [str(ChunkId(pid, state.version, n)) for n in range(state.n_chunks)]
+            if (pid, state.version) not in live or not all(i in present for i in ids):
+                parts = list(catalog.copies_of([pid]).get(pid, []))
+                if not parts:
+                    continue
+                merged[pid] = merge_papers([p for _, p in parts], pid)
+                chunks[pid] = self.chunker.chunk(merged[pid])
+                live.pop((pid, state.version), None)
+                self.report.repaired.append(pid)
+            else:
+                self.report.unchanged += 1
+        # Embed what has no vectors yet.
+        to_embed = [c for pid, cs in chunks.items() for c in cs
+                    if (pid, cs[0].id.version) not in live or not all(str(x.id) in present for x in cs)]
+        vector_changes: list[VectorChange] = []
+        if to_embed:
+            vectors = self.embed([c.text for c in to_embed])
+            index.store.upsert_chunks([str(c.id) for c in to_embed], vectors,
+                                      [{"paper_id": c.id.paper_id, "n": c.id.n} for c in to_embed])
+            self.report.chunks_embedded += len(to_embed)
+            for pid in dict.fromkeys(c.id.paper_id for c in to_embed):
+                vector_changes.append(VectorChange(pid, chunks[pid][0].id.version, len(chunks[pid])))
+        # Tombstones: every live version that is not the paper's version now.
+        garbage: list[str] = []
+        for (pid, version), n in sorted(live.items()):
+            if pid not in affected and pid not in self.report.repaired:
+                continue
+            current = chunks[pid][0].id.version if pid in chunks else None
+            if version != current:
+                vector_changes.append(VectorChange(pid, version, 0))
+                garbage += [str(ChunkId(pid, version, i)) for i in range(n)]
+        segment = Segment.new(self.writer)
+        segment.copies = [CopyChange(s.skey, s.pid, s.source, s.digest, None if s.paper is None else s.paper.to_dict())
+                          for s in staged.values()]
+        segment.vectors = vector_changes
+        if not len(segment):
+            return
+        index.store.write_segment(segment)
+        self.report.segments_written += 1
+        if garbage:
+            index.store.delete_chunks(garbage)
+            self.report.chunks_deleted += len(garbage)
+        copy_rows, vector_rows = segment.versioned()
+        known = {pid: (merged[pid], c[0].id.version, len(c)) for pid, c in chunks.items()}
+        changed = catalog.apply(segment.id, copy_rows, vector_rows, self.chunker.version_of, known)
+        for pid in sorted(changed):
+            if pid in merged and pid in states:
+                self.report.updated.append(pid)
+            elif pid in merged:
+                self.report.added.append(pid)
+            elif pid not in merged and pid in states and pid not in self._merged_away:
+                self.report.removed.append(pid)
+        self._feed_keyword(merged, chunks, changed, states)
 
-    def _write(self, batch: list[tuple[PaperRecord, list[Chunk], str]], existing: dict[str, PaperRecord],
-               bar: tqdm, report: IngestReport) -> None:
-        store = self.index.store
-        embed = [(r, c) for r, c, a in batch if a == "embed" and c]
-        chunks = [c for _, cs in embed for c in cs]
-        if chunks:
-            vectors = self.index.embedder.embed([c.text for c in chunks])
-            metas = [chunk_metadata(r.paper, c) for r, cs in embed for c in cs]
-            store.upsert_chunks([c.id for c in chunks], vectors, [c.text for c in chunks], metas)
-            report.chunks_embedded += len(chunks)
-            bar.update(len(chunks))
-        meta_only = [(r, c) for r, cs, a in batch if a == "metadata" for c in cs]
-        if meta_only:
-            store.update_chunk_metadata([c.id for _, c in meta_only], [chunk_metadata(r.paper, c) for r, c in meta_only])
-        store.upsert_papers([r for r, _, _ in batch])
-        stale = []
-        for record, _, _ in batch:
-            prev = existing.get(record.paper.id)
-            if prev is not None and prev.n_chunks > record.n_chunks:
-                stale += [f"{record.paper.id}#{i}" for i in range(record.n_chunks, prev.n_chunks)]
-        store.delete_chunks(stale)
+    # -- keyword index, fed as we go --------------------------------------------------------
+    def _feed_keyword(self, merged: dict[str, Paper], chunks: dict[str, list[Chunk]], changed: set[str],
+                      states: dict[str, Any]) -> None:
+        catalog = self.index.catalog
+        numbers = catalog.pnos(sorted(p for p in changed if p in merged))
+        for pid, pno in numbers.items():
+            self._keyword.drop(pno)
+            for chunk in chunks[pid]:
+                self._keyword.add(pno, chunk.id.n, keyword_text(merged[pid], chunk))
+            self._keyword_done.append(pno)
+        for pid in changed:
+            if pid not in merged and pid in states:
+                self._keyword.drop(states[pid].pno)
+                self._keyword_removed.append(states[pid].pno)
+        self._flush_keyword()
 
-    def sweep(self, records: list[PaperRecord]) -> int:
-        """Delete chunks that no catalogue record accounts for (left by a killed run)."""
-        store = self.index.store
-        expected = {cid for r in records for cid in self._chunk_ids(r)}
-        orphans = [cid for cid in store.chunk_ids() if cid not in expected]
-        store.delete_chunks(orphans)
-        if orphans:
-            log.warning("removed %d orphaned chunks", len(orphans))
-        return len(orphans)
+    def _flush_keyword(self, force: bool = False) -> None:
+        if not self._keyword_done and not self._keyword_removed:
+            return
+        if not force and len(self._keyword) < FLUSH_DOCS:
+            return
+        import numpy as np
+
+        removed = np.asarray(self._keyword_done + self._keyword_removed, dtype=np.int64)
+        self.index.keyword.update(removed, [self._keyword])
+        self.index.catalog.mark_indexed(self._keyword_done, self._keyword_removed)
+        self._keyword, self._keyword_done, self._keyword_removed = SegmentBuilder(), [], []
+
+    # -- a file read whole is the authority on its copies ---------------------------------
+    def _forget_missing(self, source: str) -> None:
+        seen = self._seen.get(source, set())
+        staged: dict[str, Staged] = {}
+        for pid, skeys in self.index.catalog.source_pids(source).items():
+            for skey in skeys:
+                if skey not in seen:
+                    staged[skey] = Staged(skey, pid, None, "", source, pid)
+        if staged:
+            log.info("%s no longer holds %d copies: removing them", source, len(staged))
+            for start in range(0, len(staged), self.batch_papers):
+                part = dict(islice(staged.items(), start, start + self.batch_papers))
+                self._commit(part, set())

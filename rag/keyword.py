@@ -1,71 +1,366 @@
-"""BM25 keyword index over the chunks (bm25s with an English Snowball stemmer).
+"""Keyword search: BM25 over segments, the way Lucene does it.
 
-Dense vectors blur exact method names and acronyms ("PLNL", "SAeUron"); BM25 keeps them. Chroma
-has no local keyword search, so the index is built here, from the same chunk texts Chroma holds
-(plus the authors and track, so names are findable), and saved beside the Chroma data."""
+Dense vectors blur exact method names and acronyms ("PLNL", "SAeUron"); BM25 keeps them, and it
+finds papers by their title, authors and venue too, including papers with no abstract.
+
+The index is a list of immutable segments plus, per segment, a bitmap of deleted documents. An
+ingest adds a small segment instead of rebuilding everything; a changed or removed paper is marked
+deleted where it was and indexed anew in the new segment; small segments are merged when there are
+too many (`rag compact` merges all). Scores use statistics over all segments (document count,
+average length, document frequency), so a term's weight does not depend on which segment holds a
+document. Each segment is a set of NumPy arrays in term-major (CSC) order, memory-mapped, so a
+search opens a million-document index in milliseconds and reads only the postings of its terms.
+
+Written here rather than taken from bm25s (which tokenises and scores well) because bm25s builds
+one monolithic index with its own statistics: it has no segments, no deletions and no merge. The
+tokenisation follows bm25s: words of two or more characters, English stop words, Snowball stems.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import os
+import re
+import shutil
+import threading
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
-import bm25s
 import numpy as np
 import Stemmer
+from bm25s.stopwords import STOPWORDS_EN
 
-_STEMMER = Stemmer.Stemmer("english")
-# bm25s sets its own logger to DEBUG, which would print through any root handler.
-logging.getLogger("bm25s").setLevel(logging.WARNING)
+from rag.text import fold
+
+log = logging.getLogger(__name__)
+
+K1, B = 1.5, 0.75
+MAX_SEGMENTS = 8
+FLUSH_DOCS = 100_000
+_ARRAYS = ("terms", "indptr", "docs", "tfs", "doclen", "pno", "chunk")
+_STOP = frozenset(STOPWORDS_EN)
+_WORD = re.compile(r"\w\w+")
 
 
-def _tokenize(texts: list[str]) -> list[list[str]]:
-    return bm25s.tokenize(texts, stopwords="en", stemmer=_STEMMER, return_ids=False, show_progress=False)
+class Tokenizer:
+    """Words -> stems -> 63-bit term ids (hashes, so segments built apart agree on ids)."""
+
+    def __init__(self) -> None:
+        self._stemmer = Stemmer.Stemmer("english")
+        self._ids: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def _id(self, stem: str) -> int:
+        found = self._ids.get(stem)
+        if found is None:
+            found = int.from_bytes(hashlib.blake2b(stem.encode(), digest_size=8).digest(), "little") >> 1
+            with self._lock:
+                if len(self._ids) > 2_000_000:
+                    self._ids.clear()
+                self._ids[stem] = found
+        return found
+
+    def __call__(self, text: str) -> list[int]:
+        words = [w for w in _WORD.findall(fold(text)) if w not in _STOP]
+        return [self._id(s) for s in self._stemmer.stemWords(words)]
+
+
+TOKENIZE = Tokenizer()
+
+
+@dataclass(frozen=True)
+class KeywordMatch:
+    pno: int
+    chunk: int
+    score: float
+
+
+class Segment:
+    """One immutable segment: postings in term-major order, per-document length, paper number
+    and chunk number; plus the deleted-documents bitmap that goes with it in the manifest."""
+
+    def __init__(self, folder: Path, deleted: np.ndarray | None = None, mmap: bool = True) -> None:
+        self.folder = folder
+        self.name = folder.name
+        mode = "r" if mmap else None
+        arrays = {name: np.load(folder / f"{name}.npy", mmap_mode=mode) for name in _ARRAYS}
+        self.terms, self.indptr, self.docs, self.tfs = arrays["terms"], arrays["indptr"], arrays["docs"], arrays["tfs"]
+        self.doclen, self.pno, self.chunk = arrays["doclen"], arrays["pno"], arrays["chunk"]
+        self.deleted = deleted if deleted is not None else np.zeros(len(self.pno), dtype=bool)
+
+    def __len__(self) -> int:
+        return len(self.pno)
+
+    @property
+    def live(self) -> int:
+        return int(len(self.pno) - self.deleted.sum())
+
+    def postings(self, term: int) -> tuple[np.ndarray, np.ndarray] | None:
+        i = int(np.searchsorted(self.terms, term))
+        if i >= len(self.terms) or int(self.terms[i]) != term:
+            return None
+        lo, hi = int(self.indptr[i]), int(self.indptr[i + 1])
+        return self.docs[lo:hi], self.tfs[lo:hi]
+
+    @staticmethod
+    def write(folder: Path, term_ids: np.ndarray, doc_ids: np.ndarray, tfs: np.ndarray,
+              doclen: np.ndarray, pno: np.ndarray, chunk: np.ndarray) -> None:
+        """Write postings given as (term, doc, tf) triples, in any order."""
+        order = np.lexsort((doc_ids, term_ids))
+        terms_sorted = term_ids[order]
+        unique, starts = np.unique(terms_sorted, return_index=True)
+        indptr = np.append(starts, len(terms_sorted)).astype(np.int64)
+        tmp = folder.with_name(folder.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        data = {"terms": unique.astype(np.int64), "indptr": indptr, "docs": doc_ids[order].astype(np.int32),
+                "tfs": tfs[order].astype(np.uint16), "doclen": doclen.astype(np.int32),
+                "pno": pno.astype(np.int64), "chunk": chunk.astype(np.int32)}
+        for name, array in data.items():
+            np.save(tmp / f"{name}.npy", array)
+        tmp.rename(folder)
+
+
+class SegmentBuilder:
+    """Collects documents (paper number, chunk number, text) and writes them as a segment."""
+
+    def __init__(self) -> None:
+        self.terms: list[np.ndarray] = []
+        self.tfs: list[np.ndarray] = []
+        self.doclen: list[int] = []
+        self.pno: list[int] = []
+        self.chunk: list[int] = []
+        self._rows: dict[int, list[int]] = {}
+        self._dead: set[int] = set()
+
+    def __len__(self) -> int:
+        return len(self.pno) - len(self._dead)
+
+    def drop(self, pno: int) -> None:
+        """Forget documents of a paper added earlier (it changed again before the write)."""
+        self._dead.update(self._rows.pop(pno, []))
+
+    def add(self, pno: int, chunk: int, text: str) -> None:
+        self._rows.setdefault(pno, []).append(len(self.pno))
+        ids = TOKENIZE(text)
+        counts = Counter(ids)
+        self.terms.append(np.fromiter(counts.keys(), dtype=np.int64, count=len(counts)))
+        self.tfs.append(np.fromiter(counts.values(), dtype=np.int64, count=len(counts)))
+        self.doclen.append(len(ids))
+        self.pno.append(pno)
+        self.chunk.append(chunk)
+
+    def write(self, folder: Path) -> None:
+        keep = [d for d in range(len(self.pno)) if d not in self._dead]
+        renumber = {old: new for new, old in enumerate(keep)}
+        empty = np.zeros(0, dtype=np.int64)
+        terms = [self.terms[d] for d in keep]
+        tfs = [self.tfs[d] for d in keep]
+        docs = [np.full(len(self.terms[d]), renumber[d], dtype=np.int32) for d in keep]
+        Segment.write(
+            folder,
+            np.concatenate(terms) if terms else empty,
+            np.concatenate(docs) if docs else empty.astype(np.int32),
+            np.minimum(np.concatenate(tfs), 65535) if tfs else empty,
+            np.asarray([self.doclen[d] for d in keep], dtype=np.int32),
+            np.asarray([self.pno[d] for d in keep], dtype=np.int64),
+            np.asarray([self.chunk[d] for d in keep], dtype=np.int32),
+        )
+
+
+def merge_segments(segments: list[Segment], folder: Path) -> None:
+    """One segment with the live documents of several (deleted ones are dropped here)."""
+    terms, docs, tfs, doclen, pno, chunk = [], [], [], [], [], []
+    offset = 0
+    for seg in segments:
+        live = ~np.asarray(seg.deleted)
+        new_index = np.cumsum(live) - 1 + offset
+        posting_terms = np.repeat(np.asarray(seg.terms), np.diff(np.asarray(seg.indptr)))
+        seg_docs = np.asarray(seg.docs)
+        keep = live[seg_docs]
+        terms.append(posting_terms[keep])
+        docs.append(new_index[seg_docs[keep]].astype(np.int32))
+        tfs.append(np.asarray(seg.tfs)[keep])
+        doclen.append(np.asarray(seg.doclen)[live])
+        pno.append(np.asarray(seg.pno)[live])
+        chunk.append(np.asarray(seg.chunk)[live])
+        offset += int(live.sum())
+    Segment.write(folder, np.concatenate(terms), np.concatenate(docs), np.concatenate(tfs),
+                  np.concatenate(doclen), np.concatenate(pno), np.concatenate(chunk))
 
 
 class KeywordIndex:
-    def __init__(self, chunk_ids: list[str], retriever: bm25s.BM25 | None) -> None:
-        self.chunk_ids = chunk_ids
-        self._position = {cid: i for i, cid in enumerate(chunk_ids)}
-        self._retriever = retriever
+    """The segments named by `manifest.json` in a folder. Readers reopen when the manifest
+    changes; writers (holding the index's write lock) add, delete, merge and rewrite it
+    atomically, and never change a file a reader may have open."""
 
-    @classmethod
-    def build(cls, chunk_ids: list[str], texts: list[str]) -> "KeywordIndex":
-        if not chunk_ids:
-            return cls([], None)
-        retriever = bm25s.BM25()
-        retriever.index(_tokenize(texts), show_progress=False)
-        return cls(chunk_ids, retriever)
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.segments: list[Segment] = []
+        self._stamp: int | None = None
+        self._lock = threading.Lock()
+        self.reload()
 
-    def save(self, folder: Path) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "chunk_ids.json").write_text(json.dumps(self.chunk_ids))
-        if self._retriever is not None:
-            self._retriever.save(str(folder / "bm25"))
+    # -- manifest ----------------------------------------------------------------------------
+    @property
+    def manifest(self) -> Path:
+        return self.folder / "manifest.json"
 
-    @classmethod
-    def load(cls, folder: Path) -> "KeywordIndex":
-        ids = json.loads((folder / "chunk_ids.json").read_text())
-        retriever = bm25s.BM25.load(str(folder / "bm25")) if ids else None
-        return cls(ids, retriever)
+    def reload(self) -> "KeywordIndex":
+        """Open the segments of the current manifest (cheap when it has not changed). A damaged
+        index raises ValueError; the caller rebuilds it."""
+        try:
+            stamp = self.manifest.stat().st_mtime_ns
+        except FileNotFoundError:
+            stamp = 0
+        if stamp == self._stamp:
+            return self
+        with self._lock:
+            if stamp == 0:
+                self.segments = []
+            else:
+                try:
+                    entries = json.loads(self.manifest.read_text())["segments"]
+                    segments = []
+                    for entry in entries:
+                        deleted = np.load(self.folder / entry["deleted"]) if entry.get("deleted") else None
+                        segments.append(Segment(self.folder / entry["name"], deleted))
+                except (OSError, ValueError, KeyError, TypeError) as err:
+                    raise ValueError(f"keyword index in {self.folder} is damaged: {err}") from err
+                self.segments = segments
+            self._stamp = stamp
+        return self
 
-    def search(self, query: str, n: int, allowed: set[str] | None = None) -> list[tuple[str, float]]:
-        """(chunk id, score) with a positive score, best first; `allowed` restricts chunk ids."""
-        if self._retriever is None or not self.chunk_ids:
+    def _save(self, segments: list[Segment], deleted_files: dict[str, str]) -> None:
+        entries = [{"name": s.name, "deleted": deleted_files.get(s.name)} for s in segments]
+        tmp = self.folder / "manifest.json.tmp"
+        tmp.write_text(json.dumps({"segments": entries}))
+        os.replace(tmp, self.manifest)
+        self._stamp = None
+        self.reload()
+        self._clean(entries)
+
+    def _clean(self, entries: list[dict[str, str | None]]) -> None:
+        """Delete files no manifest names (a reader holding one open keeps it: POSIX semantics)."""
+        keep = {e["name"] for e in entries} | {str(e["deleted"]).split("/")[0] for e in entries if e["deleted"]}
+        keep_files = {str(e["deleted"]) for e in entries if e["deleted"]}
+        for child in self.folder.iterdir():
+            if child.name in ("manifest.json",):
+                continue
+            if child.is_dir() and child.name not in keep:
+                shutil.rmtree(child, ignore_errors=True)
+            elif child.is_file() and child.name.startswith("del-") and f"{child.name}" not in keep_files:
+                child.unlink(missing_ok=True)
+
+    def _deleted_files(self) -> dict[str, str]:
+        try:
+            entries = json.loads(self.manifest.read_text())["segments"]
+        except (OSError, ValueError, KeyError):
+            return {}
+        return {e["name"]: e["deleted"] for e in entries if e.get("deleted")}
+
+    # -- writing (under the index's write lock) --------------------------------------------
+    def _new_name(self) -> str:
+        existing = [int(p.name[1:]) for p in self.folder.glob("s*") if p.name[1:].isdigit()]
+        return f"s{max(existing, default=0) + 1:06d}"
+
+    def update(self, removed_pnos: np.ndarray, builders: list[SegmentBuilder]) -> None:
+        """Mark the documents of `removed_pnos` deleted, add the built segments, merge if there
+        are too many, and publish it all in one manifest write."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.reload()
+        deleted_files = self._deleted_files()
+        segments = list(self.segments)
+        if len(removed_pnos):
+            for seg in segments:
+                hit = np.isin(np.asarray(seg.pno), removed_pnos) & ~seg.deleted
+                if hit.any():
+                    name = f"del-{seg.name}-{self._new_name()}.npy"
+                    deleted = seg.deleted | hit
+                    np.save(self.folder / name, deleted)
+                    seg.deleted = deleted
+                    deleted_files[seg.name] = name
+        for builder in builders:
+            if len(builder):
+                folder = self.folder / self._new_name()
+                builder.write(folder)
+                segments.append(Segment(folder))
+        segments = self._merge_policy(segments)
+        self._save(segments, {s.name: deleted_files[s.name] for s in segments if s.name in deleted_files and s.deleted.any()})
+
+    def _merge_policy(self, segments: list[Segment], force: bool = False) -> list[Segment]:
+        """Tiered merging: while there are more than MAX_SEGMENTS, merge the smallest four; a
+        segment more than a third deleted is rewritten. `force`: everything into one."""
+        segments = [s for s in segments if s.live > 0]
+        if force and (len(segments) > 1 or any(s.deleted.any() for s in segments)):
+            return [self._merge(segments)] if segments else []
+        rewritten = []
+        for seg in segments:
+            rewritten.append(self._merge([seg]) if len(seg) and seg.deleted.sum() > len(seg) / 3 else seg)
+        segments = rewritten
+        while len(segments) > MAX_SEGMENTS:
+            segments.sort(key=len)
+            segments = [self._merge(segments[:4]), *segments[4:]]
+        return segments
+
+    def _merge(self, segments: list[Segment]) -> Segment:
+        folder = self.folder / self._new_name()
+        merge_segments(segments, folder)
+        log.info("merged %d keyword segments into %s", len(segments), folder.name)
+        return Segment(folder)
+
+    def compact(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.reload()
+        self._save(self._merge_policy(list(self.segments), force=True), {})
+
+    def clear(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._stamp = None
+        self.reload()
+
+    # -- searching --------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return sum(s.live for s in self.segments)
+
+    def search(self, query: str, n: int, allowed: np.ndarray | None = None) -> list[KeywordMatch]:
+        """The n best (paper number, chunk) documents for the query with a positive score, best
+        first; `allowed` is a mask over paper numbers."""
+        segments = self.reload().segments
+        terms = list(dict.fromkeys(TOKENIZE(query)))
+        if not terms or not segments:
             return []
-        tokens = _tokenize([query])
-        if not tokens or not tokens[0]:
-            return []
-        mask = None
-        if allowed is not None:
-            mask = np.zeros(len(self.chunk_ids), dtype=np.float32)
-            for cid in allowed:
-                if cid in self._position:
-                    mask[self._position[cid]] = 1.0
-            if not mask.any():
-                return []
-        n = min(n, len(self.chunk_ids))
-        docs, scores = self._retriever.retrieve(tokens, k=n, show_progress=False, weight_mask=mask, n_threads=1)
-        return [
-            (self.chunk_ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0]) if float(s) > 0
-        ]
+        total_docs = sum(len(s) for s in segments)
+        avgdl = max(sum(float(np.asarray(s.doclen).sum()) for s in segments) / max(total_docs, 1), 1.0)
+        postings = [[s.postings(t) for t in terms] for s in segments]
+        df = [sum(len(p[i][0]) for p in postings if p[i] is not None) for i in range(len(terms))]
+        idf = [float(np.log(1 + (total_docs - d + 0.5) / (d + 0.5))) for d in df]
+        found: list[KeywordMatch] = []
+        for seg, seg_postings in zip(segments, postings):
+            if all(p is None for p in seg_postings):
+                continue
+            scores = np.zeros(len(seg), dtype=np.float32)
+            doclen = np.asarray(seg.doclen)
+            for weight, posting in zip(idf, seg_postings):
+                if posting is None:
+                    continue
+                docs, tfs = np.asarray(posting[0]), np.asarray(posting[1], dtype=np.float32)
+                norm = tfs + K1 * (1 - B + B * doclen[docs] / avgdl)
+                scores[docs] += weight * tfs * (K1 + 1) / norm
+            candidates = np.flatnonzero(scores)
+            candidates = candidates[~seg.deleted[candidates]]
+            if allowed is not None and len(candidates):
+                pnos = np.asarray(seg.pno)[candidates]
+                inside = pnos < len(allowed)
+                candidates = candidates[inside][allowed[pnos[inside]]]
+            if len(candidates) > n:
+                top = np.argpartition(-scores[candidates], n - 1)[:n]
+                candidates = candidates[top]
+            pno, chunk = np.asarray(seg.pno), np.asarray(seg.chunk)
+            found += [KeywordMatch(int(pno[d]), int(chunk[d]), float(scores[d])) for d in candidates]
+        found.sort(key=lambda m: -m.score)
+        return found[:n]

@@ -1,39 +1,48 @@
-"""Hybrid retrieval: dense (Chroma) and BM25 ranked lists, each collapsed to one entry per paper,
-fused by reciprocal rank fusion. Filters become a set of allowed paper ids that both retrievers
-apply while searching, so a filtered search still returns k papers when k exist."""
+"""Hybrid retrieval as composable rankers, fused by one weighted reciprocal-rank fusion.
+
+Rankers, each a list of paper ids best first:
+- `dense`: nearest chunks in Chroma, one entry per paper (chunks of a text version the log does
+  not list as live are dropped, so leftovers of a killed or concurrent writer never surface);
+- `keyword`: BM25 over chunk text plus title, label, authors, venue, track and decision;
+- `names`: papers the query names: a whole title (or a long title cut short with "…"), a label
+  or the coined name a title opens with ("PLNL", "BrainOOD");
+- `authors`: papers by an author whose full name the query contains.
+Filters resolve to a mask over paper numbers that every ranker applies while ranking, so a
+filtered search still returns k papers when k exist.
+"""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Literal
+from enum import Enum
 
 import numpy as np
 
 from rag.catalog import Filters
-from rag.index import Index
-from rag.types import Hit
-
-Mode = Literal["hybrid", "dense", "keyword"]
+from rag.index import Index, Loaded
+from rag.types import ChunkId, Hit
 
 
-def paper_of(chunk_id: str) -> str:
-    return chunk_id.rsplit("#", 1)[0]
+class Mode(str, Enum):
+    HYBRID = "hybrid"
+    DENSE = "dense"
+    KEYWORD = "keyword"
 
 
-def best_per_paper(ranked_chunks: list[str]) -> list[tuple[str, str]]:
-    """(paper id, its best chunk id), in rank order, one entry per paper."""
-    seen: dict[str, str] = {}
-    for cid in ranked_chunks:
-        seen.setdefault(paper_of(cid), cid)
-    return list(seen.items())
+@dataclass(frozen=True)
+class Ranking:
+    name: str
+    papers: list[str]
+    weight: float = 1.0
 
 
-def rrf(rankings: list[list[str]], k: int) -> dict[str, float]:
+def fuse(rankings: list[Ranking], k: int) -> dict[str, float]:
+    """Weighted reciprocal-rank fusion: score(p) = Σ weight / (k + rank)."""
     scores: dict[str, float] = {}
     for ranking in rankings:
-        for rank, item in enumerate(ranking, start=1):
-            scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
+        for rank, paper in enumerate(ranking.papers, start=1):
+            scores[paper] = scores.get(paper, 0.0) + ranking.weight / (k + rank)
     return scores
 
 
@@ -43,70 +52,130 @@ class SearchResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Weights:
+    """Fusion weights per ranker (chosen by measurement; see the README)."""
+
+    dense: float = 1.0
+    keyword: float = 1.0
+    names: float = 2.0
+    authors: float = 1.0
+
+
 class Retriever:
-    def __init__(self, index: Index, candidates: int = 50, rrf_k: int = 60, mode: Mode = "hybrid") -> None:
+    def __init__(self, index: Index, candidates: int = 50, rrf_k: int = 10, mode: Mode = Mode.HYBRID,
+                 weights: Weights = Weights()) -> None:
         self.index = index
-        self.mode = mode
+        self.mode = Mode(mode)
         self.candidates = candidates
         self.rrf_k = rrf_k
+        self.weights = weights
 
-    def _dense(self, vector: np.ndarray, n: int, allowed: set[str] | None) -> list[tuple[str, str, float]]:
-        """Dense candidates restricted to `allowed` papers. A broad filter (a quarter of the
-        papers or more) over-fetches without a `where` and keeps the allowed ones, which is exact
-        whenever n allowed chunks come back and far faster than Chroma's `$in` over thousands of
-        ids; otherwise, or when too few come back, the filter goes to Chroma."""
-        store, catalog = self.index.store, self.index.catalog
-        if allowed is None or catalog is None:
-            return store.query(vector, n)
-        share = len(allowed) / max(len(catalog), 1)
-        if share >= 0.25:
-            total = store.count_chunks()
-            fetch = min(total, int(n / share * 1.5) + n)
-            found = [row for row in store.query(vector, fetch) if row[1] in allowed]
-            if len(found) >= n or fetch >= total:
+    # -- rankers ----------------------------------------------------------------------------
+    def dense(self, loaded: Loaded, vector: np.ndarray, n: int, allowed: np.ndarray | None) -> list[str]:
+        """Papers by their nearest chunk. With a filter: a broad one over-fetches and keeps the
+        allowed papers; a narrow one scores exactly the allowed papers' vectors."""
+        store, catalog = loaded.store, loaded.catalog
+        if allowed is None:
+            return self._papers_of(loaded, [m.chunk_id for m in store.query(vector, n * 2)], None)[:n]
+        count = int(allowed.sum())
+        if count == 0:
+            return []
+        share = count / max(len(catalog), 1)
+        if share >= 0.2:
+            fetch = min(int(n / share * 2) + n, 5000)
+            found = self._papers_of(loaded, [m.chunk_id for m in store.query(vector, fetch)], allowed)
+            if len(found) >= n:
                 return found[:n]
-        return store.query(vector, n, allowed)
+        pids = list(catalog.pids_of(np.flatnonzero(allowed).tolist()).values())
+        if count <= 5000:
+            live = catalog.live_vectors(pids)
+            ids = [str(ChunkId(pid, version, i)) for (pid, version), m in live.items() for i in range(m)]
+            vectors = store.vectors(ids)
+            if not vectors:
+                return []
+            order = list(vectors)
+            sims = np.vstack([vectors[i] for i in order]) @ vector
+            ranked = [order[i] for i in np.argsort(-sims)]
+            return self._papers_of(loaded, ranked, None)[:n]
+        return self._papers_of(loaded, [m.chunk_id for m in store.query(vector, n * 2, pids)], None)[:n]
 
-    def search(self, query: str, k: int = 5, filters: Filters = Filters(), mode: Mode | None = None) -> SearchResult:
-        mode = mode or self.mode
-        index = self.index.load()
-        assert index.catalog is not None and index.keyword is not None
+    @staticmethod
+    def _papers_of(loaded: Loaded, chunk_ids: list[str], allowed: np.ndarray | None) -> list[str]:
+        """Paper ids of ranked chunk ids, one per paper, live versions only, filtered by mask."""
+        parsed = [ChunkId.parse(c) for c in chunk_ids]
+        pids = list(dict.fromkeys(c.paper_id for c in parsed))
+        live = loaded.catalog.live_vectors(pids)
+        numbers = loaded.catalog.pnos(pids) if allowed is not None else {}
+        out: list[str] = []
+        for cid in parsed:
+            if (cid.paper_id, cid.version) not in live:
+                continue
+            if allowed is not None:
+                pno = numbers.get(cid.paper_id)
+                if pno is None or pno >= len(allowed) or not allowed[pno]:
+                    continue
+            out.append(cid.paper_id)
+        return list(dict.fromkeys(out))
+
+    @staticmethod
+    def keyword(loaded: Loaded, query: str, n: int, allowed: np.ndarray | None) -> list[str]:
+        matches = loaded.keyword.search(query, n * 2, allowed)
+        pnos = list(dict.fromkeys(m.pno for m in matches))
+        ids = loaded.catalog.pids_of(pnos)
+        return [ids[p] for p in pnos if p in ids][:n]
+
+    @staticmethod
+    def _allowed_ids(loaded: Loaded, pids: list[str], allowed: np.ndarray | None) -> list[str]:
+        if allowed is None or not pids:
+            return pids
+        numbers = loaded.catalog.pnos(pids)
+        return [p for p in pids if p in numbers and numbers[p] < len(allowed) and allowed[numbers[p]]]
+
+    def names(self, loaded: Loaded, query: str, allowed: np.ndarray | None) -> list[str]:
+        return self._allowed_ids(loaded, loaded.catalog.papers_named_in(query), allowed)
+
+    def authors(self, loaded: Loaded, query: str, allowed: np.ndarray | None) -> list[str]:
+        names = loaded.catalog.authors_named_in(query)
+        return self._allowed_ids(loaded, loaded.catalog.pids_by_authors(names), allowed) if names else []
+
+    # -- search -----------------------------------------------------------------------------
+    def search(self, query: str, k: int = 5, filters: Filters = Filters(), mode: Mode | str | None = None) -> SearchResult:
+        mode = Mode(mode or self.mode)
+        loaded = self.index.load()
         timings: dict[str, float] = {}
-        allowed = index.catalog.allowed(filters)
-        if allowed is not None and not allowed:
+        clock = time.perf_counter()
+
+        def lap(name: str) -> None:
+            nonlocal clock
+            now = time.perf_counter()
+            timings[name] = (now - clock) * 1000
+            clock = now
+
+        allowed = loaded.catalog.allowed(filters)
+        lap("filters")
+        if allowed is not None and not allowed.any():
             return SearchResult([], timings)
         n = max(self.candidates, k * 3)
-        dense: list[tuple[str, str]] = []
-        keyword: list[tuple[str, str]] = []
-        if mode in ("hybrid", "dense"):
-            start = time.perf_counter()
-            vector = index.embedder.embed([query])[0]
-            timings["embed_query"] = (time.perf_counter() - start) * 1000
-            start = time.perf_counter()
-            found = self._dense(vector, n, allowed)
-            dense = best_per_paper([cid for cid, _, _ in found])
-            timings["dense"] = (time.perf_counter() - start) * 1000
-        if mode in ("hybrid", "keyword"):
-            start = time.perf_counter()
-            allowed_chunks = None
-            if allowed is not None:
-                allowed_chunks = {cid for cid in index.keyword.chunk_ids if paper_of(cid) in allowed}
-            found_kw = index.keyword.search(query, n, allowed_chunks)
-            keyword = best_per_paper([cid for cid, _ in found_kw])
-            timings["keyword"] = (time.perf_counter() - start) * 1000
-        start = time.perf_counter()
-        dense_rank = {pid: r for r, (pid, _) in enumerate(dense, start=1)}
-        kw_rank = {pid: r for r, (pid, _) in enumerate(keyword, start=1)}
-        rankings = [[p for p, _ in dense], [p for p, _ in keyword]]
-        if mode == "hybrid":
-            rankings.append([p for p in index.catalog.named_authors(query) if allowed is None or p in allowed])
-        scores = rrf(rankings, self.rrf_k)
+        rankings: list[Ranking] = []
+        if mode in (Mode.HYBRID, Mode.DENSE):
+            vector = loaded.embedder.embed([query])[0]
+            lap("embed_query")
+            rankings.append(Ranking("dense", self.dense(loaded, vector, n, allowed), self.weights.dense))
+            lap("dense")
+        if mode in (Mode.HYBRID, Mode.KEYWORD):
+            rankings.append(Ranking("keyword", self.keyword(loaded, query, n, allowed), self.weights.keyword))
+            lap("keyword")
+        if mode == Mode.HYBRID:
+            rankings.append(Ranking("names", self.names(loaded, query, allowed), self.weights.names))
+            rankings.append(Ranking("authors", self.authors(loaded, query, allowed), self.weights.authors))
+            lap("names")
+        scores = fuse(rankings, self.rrf_k)
+        first = {r.name: {p: i for i, p in enumerate(r.papers, start=1)} for r in rankings}
+        dense_rank = first.get("dense", {})
         ordered = sorted(scores, key=lambda p: (-scores[p], dense_rank.get(p, 10**6), p))[:k]
-        hits = []
-        for pid in ordered:
-            paper = index.catalog.get(pid)
-            if paper is None:
-                continue
-            hits.append(Hit(paper, scores[pid], dense_rank.get(pid), kw_rank.get(pid)))
-        timings["fuse"] = (time.perf_counter() - start) * 1000
+        papers = loaded.catalog.get_many(ordered)
+        hits = [Hit(papers[p], scores[p], {name: ranks[p] for name, ranks in first.items() if p in ranks})
+                for p in ordered if p in papers]
+        lap("fuse")
         return SearchResult(hits, timings)

@@ -1,201 +1,195 @@
-"""The only module that imports chromadb.
+"""The only module that imports chromadb (a local folder or a `chroma run` server).
 
-One index is two collections named by the same fingerprint (embedding model + chunking):
-`chunks_<fp>` holds the chunk vectors with the paper metadata beside each chunk; `papers_<fp>`
-holds every catalogue record (also title-only papers, which have no chunks) as JSON with a dummy
-one-dimensional vector. Because both live in Chroma, a second machine pointed at the same Chroma
-server can rebuild its keyword index and catalogue without re-ingesting. A `generation` value in
-the chunks collection's metadata changes on every ingest, so local caches know when they are stale.
+Two collections per index, named by the same fingerprint (embedding model + chunking):
+- `chunks_<fp>`: one record per chunk: its vector and `{"paper_id", "n"}`. No document: the text
+  lives once, in the log, and each machine's catalogue and keyword index are built from there.
+  A paper without an abstract has one chunk, the vector of its title.
+- `log_<fp>`: the change log (`rag.changelog`), one record per write batch.
+
+Every Chroma failure (a server that went away mid-ingest, a refused request) becomes one
+StoreError naming the store, and the work already written stays valid: a re-run completes it.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import uuid
-from collections.abc import Iterable, Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
+from rag.changelog import Segment
 from rag.errors import StoreError
-from rag.types import Paper
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+PAGE = 16  # log segments per read (each up to about a megabyte)
 
 
-@dataclass
-class PaperRecord:
-    """A catalogue entry as stored: the paper plus what ingest needs to decide what changed."""
-
-    paper: Paper
-    content_hash: str
-    text_hash: str
-    n_chunks: int
-
-
-@dataclass
-class ChunkRow:
-    id: str
-    paper_id: str
-    text: str
+@dataclass(frozen=True)
+class DenseMatch:
+    chunk_id: str
+    similarity: float
 
 
 class ChromaStore:
-    def __init__(
-        self, fingerprint: str, path: Path | None = None, host: str | None = None, port: int = 8000
-    ) -> None:
+    def __init__(self, fingerprint: str, path: Path | None = None, host: str | None = None, port: int = 8000) -> None:
+        self.fingerprint = fingerprint
+        self.location = f"http://{host}:{port}" if host else str(path)
+        self.chunks_name = f"chunks_{fingerprint}"
+        self.log_name = f"log_{fingerprint}"
+        self._lock = threading.Lock()
+        self._chunks: Any = None
+        self._log: Any = None
+        self._client: Any = self._guard(lambda: self._connect(path, host, port), "connect")
+        self.batch_size = min(int(self._client.get_max_batch_size()), 5000)
+
+    @staticmethod
+    def _connect(path: Path | None, host: str | None, port: int) -> Any:
         import chromadb
         from chromadb.config import Settings as ChromaSettings
 
-        chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+        settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+        if host:
+            client = chromadb.HttpClient(host=host, port=port, settings=settings)
+            client.heartbeat()
+            return client
+        assert path is not None
+        path.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(path), settings=settings)
+
+    def _guard(self, call: Callable[[], T], what: str) -> T:
+        """Run a Chroma call; any failure becomes one StoreError naming the store."""
         try:
-            if host:
-                self.location = f"http://{host}:{port}"
-                self._client = chromadb.HttpClient(host=host, port=port, settings=chroma_settings)
-                self._client.heartbeat()
-            else:
-                assert path is not None
-                path.mkdir(parents=True, exist_ok=True)
-                self.location = str(path)
-                self._client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
-        except Exception as err:  # chromadb raises many unrelated types for "cannot connect"
-            raise StoreError(f"cannot open the Chroma store at {host or path}:{port if host else ''} ({err})") from err
-        self.fingerprint = fingerprint
-        self.chunks_name = f"chunks_{fingerprint}"
-        self.papers_name = f"papers_{fingerprint}"
-        self._chunks: Any = None
-        self._papers: Any = None
-        self.batch_size = min(self._client.get_max_batch_size(), 2000)
+            return call()
+        except StoreError:
+            raise
+        except Exception as err:  # chromadb and httpx raise many unrelated types for one failure
+            kind = type(err).__name__
+            text = str(err).strip().splitlines()[0][:200] if str(err).strip() else kind
+            if "http" in self.location:
+                raise StoreError(f"the Chroma server at {self.location} failed during {what} ({kind}: {text}): "
+                                 "check that it runs, then re-run; what was written is kept") from err
+            raise StoreError(f"the Chroma store at {self.location} failed during {what} ({kind}: {text})") from err
 
     # -- collections ---------------------------------------------------------------------------
     def exists(self) -> bool:
-        names = {getattr(c, "name", c) for c in self._client.list_collections()}
-        return self.chunks_name in names and self.papers_name in names
-
-    def _open(self, create: bool) -> None:
-        if self._chunks is not None:
-            return
-        try:
-            if create:
-                self._chunks = self._client.get_or_create_collection(
-                    self.chunks_name, metadata={"hnsw:space": "cosine"}, embedding_function=None
-                )
-                self._papers = self._client.get_or_create_collection(self.papers_name, embedding_function=None)
-            else:
-                self._chunks = self._client.get_collection(self.chunks_name, embedding_function=None)
-                self._papers = self._client.get_collection(self.papers_name, embedding_function=None)
-        except Exception as err:
-            raise StoreError(f"cannot open collections {self.chunks_name}: {err}") from err
+        names = self._guard(lambda: {getattr(c, "name", c) for c in self._client.list_collections()}, "list collections")
+        return self.log_name in names
 
     def open(self, create: bool = False) -> "ChromaStore":
-        self._open(create)
+        """Open (or create) both collections once; safe to call from many threads."""
+        if self._log is not None:
+            return self
+        with self._lock:
+            if self._log is None:
+                self._guard(lambda: self._open(create), "open collections")
         return self
 
-    def generation(self) -> str:
-        self._chunks = None
-        self._open(False)
-        return str((self._chunks.metadata or {}).get("generation", ""))
+    def _open(self, create: bool) -> None:
+        if create:
+            for attempt in range(3):  # two machines creating at once: the loser retries and opens
+                try:
+                    self._chunks = self._client.get_or_create_collection(
+                        self.chunks_name, metadata={"hnsw:space": "cosine"}, embedding_function=None)
+                    self._log = self._client.get_or_create_collection(self.log_name, embedding_function=None)
+                    return
+                except Exception:
+                    if attempt == 2:
+                        raise
+        else:
+            self._chunks = self._client.get_collection(self.chunks_name, embedding_function=None)
+            self._log = self._client.get_collection(self.log_name, embedding_function=None)  # set last: "open"
 
-    def bump_generation(self) -> str:
-        value = uuid.uuid4().hex
-        metadata = {k: v for k, v in (self._chunks.metadata or {}).items() if not k.startswith("hnsw:")}
-        metadata["generation"] = value
-        self._chunks.modify(metadata=metadata)
-        return value
+    def reset(self) -> None:
+        """Delete both collections (everything this index holds in Chroma)."""
+        names = self._guard(lambda: {getattr(c, "name", c) for c in self._client.list_collections()}, "list collections")
+        for name in (self.log_name, self.chunks_name):
+            if name in names:
+                self._guard(lambda: self._client.delete_collection(name), f"delete {name}")
+        self._chunks = self._log = None
 
     # -- chunks --------------------------------------------------------------------------------
-    def upsert_chunks(
-        self, ids: list[str], vectors: np.ndarray, texts: list[str], metadatas: list[dict[str, Any]]
-    ) -> None:
+    def upsert_chunks(self, ids: Sequence[str], vectors: np.ndarray, metadatas: Sequence[dict[str, Any]]) -> None:
         for start in range(0, len(ids), self.batch_size):
             end = start + self.batch_size
-            self._chunks.upsert(
-                ids=ids[start:end],
-                embeddings=vectors[start:end].tolist(),
-                documents=texts[start:end],
-                metadatas=metadatas[start:end],
-            )
-
-    def update_chunk_metadata(self, ids: list[str], metadatas: list[dict[str, Any]]) -> None:
-        for start in range(0, len(ids), self.batch_size):
-            self._chunks.update(ids=ids[start : start + self.batch_size], metadatas=metadatas[start : start + self.batch_size])
+            self._guard(lambda: self._chunks.upsert(ids=list(ids[start:end]), embeddings=vectors[start:end],
+                                                    metadatas=list(metadatas[start:end])), "upsert chunks")
 
     def delete_chunks(self, ids: Sequence[str]) -> None:
         for start in range(0, len(ids), self.batch_size):
-            self._chunks.delete(ids=list(ids[start : start + self.batch_size]))
+            part = list(ids[start : start + self.batch_size])
+            self._guard(lambda: self._chunks.delete(ids=part), "delete chunks")
+
+    def existing_chunks(self, ids: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        for start in range(0, len(ids), self.batch_size):
+            part = list(ids[start : start + self.batch_size])
+            found.update(self._guard(lambda: self._chunks.get(ids=part, include=[])["ids"], "read chunk ids"))
+        return found
 
     def chunk_ids(self) -> list[str]:
-        return list(self._chunks.get(include=[])["ids"])
-
-    def iter_chunks(self, page: int = 2000) -> Iterator[ChunkRow]:
-        offset = 0
+        """Every chunk id in Chroma (for checks and tests; pages through the collection)."""
+        ids: list[str] = []
         while True:
-            got = self._chunks.get(include=["documents", "metadatas"], limit=page, offset=offset)
-            if not got["ids"]:
-                return
-            for cid, doc, meta in zip(got["ids"], got["documents"], got["metadatas"]):
-                yield ChunkRow(cid, str(meta.get("paper_id", "")), doc or "")
-            offset += len(got["ids"])
+            got = self._guard(lambda: self._chunks.get(include=[], limit=10000, offset=len(ids)), "read chunk ids")
+            ids += got["ids"]
+            if len(got["ids"]) < 10000:
+                return ids
 
     def count_chunks(self) -> int:
-        return int(self._chunks.count())
+        return int(self._guard(lambda: self._chunks.count(), "count chunks"))
 
-    def query(
-        self, vector: np.ndarray, n: int, paper_ids: Iterable[str] | None = None
-    ) -> list[tuple[str, str, float]]:
-        """(chunk id, paper id, cosine similarity), best first, restricted to `paper_ids` if given."""
-        where = None
+    def query(self, vector: np.ndarray, n: int, paper_ids: Sequence[str] | None = None) -> list[DenseMatch]:
+        """Nearest chunks by cosine similarity, best first; restricted to `paper_ids` if given."""
+        where: dict[str, Any] | None = None
         if paper_ids is not None:
-            ids = sorted(paper_ids)
-            if not ids:
+            if not paper_ids:
                 return []
-            where = {"paper_id": {"$in": ids}} if len(ids) > 1 else {"paper_id": ids[0]}
-        total = self.count_chunks()
-        if total == 0:
-            return []
-        got = self._chunks.query(
-            query_embeddings=[vector.tolist()], n_results=min(n, total), where=where, include=["metadatas", "distances"]
-        )
-        return [
-            (cid, str(meta["paper_id"]), 1.0 - float(dist))
-            for cid, meta, dist in zip(got["ids"][0], got["metadatas"][0], got["distances"][0])
-        ]
+            where = {"paper_id": {"$in": list(paper_ids)}} if len(paper_ids) > 1 else {"paper_id": paper_ids[0]}
+        got = self._guard(lambda: self._chunks.query(query_embeddings=[vector.tolist()], n_results=n, where=where,
+                                                     include=["distances"]), "search")
+        return [DenseMatch(cid, 1.0 - float(d)) for cid, d in zip(got["ids"][0], got["distances"][0])]
 
-    # -- papers --------------------------------------------------------------------------------
-    def upsert_papers(self, records: list[PaperRecord]) -> None:
-        for start in range(0, len(records), self.batch_size):
-            batch = records[start : start + self.batch_size]
-            self._papers.upsert(
-                ids=[r.paper.id for r in batch],
-                embeddings=[[1.0] for _ in batch],
-                documents=[json.dumps(r.paper.to_dict(), ensure_ascii=False) for r in batch],
-                metadatas=[
-                    {"key": r.paper.key, "content_hash": r.content_hash, "text_hash": r.text_hash, "n_chunks": r.n_chunks}
-                    for r in batch
-                ],
-            )
-
-    def delete_papers(self, ids: Sequence[str]) -> None:
+    def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
         for start in range(0, len(ids), self.batch_size):
-            self._papers.delete(ids=list(ids[start : start + self.batch_size]))
+            part = list(ids[start : start + self.batch_size])
+            got = self._guard(lambda: self._chunks.get(ids=part, include=["embeddings"]), "read vectors")
+            out.update((cid, np.asarray(vec, dtype=np.float32)) for cid, vec in zip(got["ids"], got["embeddings"]))
+        return out
 
-    def papers(self, page: int = 2000) -> list[PaperRecord]:
-        out: list[PaperRecord] = []
+    # -- the change log ------------------------------------------------------------------------
+    def write_segment(self, segment: Segment) -> None:
+        meta = {"ts": segment.ts, "writer": segment.writer, "entries": len(segment), "blob": segment.encode()}
+        self._guard(lambda: self._log.upsert(ids=[segment.id], embeddings=[[0.0]], metadatas=[meta]), "write the log")
+
+    def segment_ids(self) -> list[str]:
+        ids: list[str] = []
         offset = 0
         while True:
-            got = self._papers.get(include=["documents", "metadatas"], limit=page, offset=offset)
-            if not got["ids"]:
-                return out
-            for doc, meta in zip(got["documents"], got["metadatas"]):
-                out.append(
-                    PaperRecord(
-                        Paper.from_dict(json.loads(doc)),
-                        str(meta.get("content_hash", "")),
-                        str(meta.get("text_hash", "")),
-                        int(meta.get("n_chunks", 0)),
-                    )
-                )
+            got = self._guard(lambda: self._log.get(include=[], limit=10000, offset=offset), "read the log")
+            ids += got["ids"]
+            if len(got["ids"]) < 10000:
+                return sorted(ids)
             offset += len(got["ids"])
+
+    def read_segments(self, ids: Sequence[str]) -> Iterator[Segment]:
+        """Segments by id, in id (time) order, a page at a time."""
+        ordered = sorted(ids)
+        for start in range(0, len(ordered), PAGE):
+            part = ordered[start : start + PAGE]
+            got = self._guard(lambda: self._log.get(ids=part, include=["metadatas"]), "read the log")
+            by_id = dict(zip(got["ids"], got["metadatas"]))
+            for sid in part:
+                meta = by_id.get(sid)
+                if meta is not None:
+                    yield Segment.decode(sid, int(meta["ts"]), str(meta["writer"]), str(meta["blob"]))
+
+    def delete_segments(self, ids: Sequence[str]) -> None:
+        for start in range(0, len(ids), self.batch_size):
+            part = list(ids[start : start + self.batch_size])
+            self._guard(lambda: self._log.delete(ids=part), "delete log segments")

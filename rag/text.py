@@ -17,13 +17,20 @@ from collections.abc import Sequence
 
 def fold(text: str) -> str:
     """Case- and accent-insensitive form for matching names ("Léo" finds "Leo")."""
+    if text.isascii():
+        return text.lower()
     text = unicodedata.normalize("NFKD", text)
     return "".join(c for c in text if not unicodedata.combining(c)).lower()
 
 
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
 def normalise(text: str) -> str:
     """Letters and digits only, folded: survives curly quotes, LaTeX spacing, missing spaces."""
-    return re.sub(r"[\W_]+", "", fold(unicodedata.normalize("NFKC", text)))
+    if text.isascii():
+        return _NOT_WORD.sub("", text.lower())
+    return _NOT_WORD.sub("", fold(unicodedata.normalize("NFKC", text)))
 
 
 def collapse(text: str) -> str:
@@ -198,9 +205,14 @@ def _name_in(sentence: str, tail: str) -> str:
     return ""
 
 
+_APPOSITION_ANYWHERE = re.compile(r"(?:^|[.!?]\s+)[$\\{*]*[A-Z][\w-]{1,40}[}*$]*,\s+(?:a|an)\s")
+
+
 def introduced_name(abstract: str) -> str:
     """The name of the method, model or benchmark an abstract introduces ("we propose X", "X, a
     new …", "called X"), or "" when it introduces none."""
+    if not INTRODUCE.search(abstract) and not _APPOSITION_ANYWHERE.search(abstract):
+        return ""  # the common case at scale: nothing to split sentences for
     for sentence in split_sentences(abstract):
         appos = _APPOSITION.match(sentence)
         if appos:
@@ -318,12 +330,15 @@ def for_terminal(text: str) -> str:
 # -- authors --------------------------------------------------------------------------------
 
 
-def format_authors(authors: Sequence[str], truncated: bool = False, limit: int | None = None) -> str:
+def format_authors(authors: Sequence[str], truncated: bool = False, limit: int | None = None,
+                   style: str = "text") -> str:
     """One author-list formatter for every printer: "A, B, C et al." ("et al." when the list was
-    cut at the source or at `limit`)."""
+    cut at the source or at `limit`); `style="bibtex"`: "A and B and others"."""
     names = [a for a in authors if a]
     cut = truncated or (limit is not None and len(names) > limit)
     shown = names[:limit] if limit is not None else names
+    if style == "bibtex":
+        return " and ".join(shown + (["others"] if cut and shown else []))
     text = ", ".join(shown)
     if cut and shown:
         text += " et al."

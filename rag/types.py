@@ -2,31 +2,18 @@
 
 from __future__ import annotations
 
-import hashlib
-import re
-import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
-
-PAPER_FIELDS = ("title", "label", "authors", "venue", "year", "track", "decision", "url", "abstract")
-
-
-def normalise_text(text: str) -> str:
-    """Lower-case letters and digits only: survives curly quotes, LaTeX spacing, missing spaces."""
-    text = unicodedata.normalize("NFKC", text).lower()
-    return re.sub(r"[\W_]+", "", text)
-
-
-def abstract_key(abstract: str) -> str:
-    """Identity of an abstract across sources. Uses the first 300 normalised characters, so two
-    copies that differ only in their tail (a trailing period, a doubled text, a typo fixed late)
-    are still recognised as one paper."""
-    return hashlib.sha1(normalise_text(abstract)[:300].encode()).hexdigest()[:16]
 
 
 @dataclass
 class Paper:
-    """One paper as read from any source. `id` is the source's id or derived from the abstract."""
+    """One paper: a copy as read from one source, or the merged view of all its copies.
+
+    `id` is the source's own id (OpenReview id, DOI, arXiv id, an `id` field) when `own_id` is
+    true; otherwise an id derived from the content (`rag.identity`). `position` is the line a copy
+    starts on (for messages), `ordinal` its place among the file's records (for identity of
+    id-less copies)."""
 
     id: str
     abstract: str = ""
@@ -41,6 +28,8 @@ class Paper:
     url: str = ""
     source: str = ""
     position: int = 0
+    ordinal: int = 0
+    own_id: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -48,12 +37,12 @@ class Paper:
         return self.title or self.label or self.id
 
     @property
-    def key(self) -> str:
-        return abstract_key(self.abstract) if self.abstract else ""
+    def has_abstract(self) -> bool:
+        return bool(self.abstract)
 
     def to_dict(self) -> dict[str, Any]:
         """A shallow dict (`dataclasses.asdict` deep-copies `extra`, which made it the single
-        largest cost of re-ingesting an unchanged 3,700-paper list)."""
+        largest cost of re-ingesting an unchanged list)."""
         data = {name: getattr(self, name) for name in self.__dataclass_fields__}
         data["authors"] = list(self.authors)
         return data
@@ -77,16 +66,35 @@ class Paper:
             "decision": self.decision,
             "url": self.url,
             "abstract": self.abstract,
+            "has_abstract": self.has_abstract,
         }
+
+
+@dataclass(frozen=True)
+class ChunkId:
+    """The id of one embedded piece of a paper: `paper_id#version#n`. `version` names the text
+    it was cut from (a hash of the chunk texts), so vectors of an old text and a new one never
+    share an id, and a writer can delete exactly the vectors it replaced."""
+
+    paper_id: str
+    version: str
+    n: int
+
+    def __str__(self) -> str:
+        return f"{self.paper_id}#{self.version}#{self.n}"
+
+    @classmethod
+    def parse(cls, text: str) -> "ChunkId":
+        paper_id, version, n = text.rsplit("#", 2)
+        return cls(paper_id, version, int(n))
 
 
 @dataclass
 class Chunk:
-    """A piece of one paper's text as embedded and keyword-indexed."""
+    """A piece of one paper's text as embedded and keyword-indexed. A paper without an abstract
+    has one chunk: its title, so search by title and topic still finds it."""
 
-    id: str
-    paper_id: str
-    index: int
+    id: ChunkId
     text: str
     tokens: int
 
@@ -97,11 +105,10 @@ class Hit:
 
     paper: Paper
     score: float
-    dense_rank: int | None = None
-    keyword_rank: int | None = None
+    ranks: dict[str, int] = field(default_factory=dict)  # rank in each ranker that found it
 
     def public(self) -> dict[str, Any]:
-        return {**self.paper.public(), "score": round(self.score, 6)}
+        return {**self.paper.public(), "score": round(self.score, 6), "ranks": self.ranks}
 
 
 @dataclass

@@ -65,6 +65,52 @@ def sample_app(sample_home: Path, tmp_path: Path) -> Iterator["object"]:
     yield App(Settings(home=home))
 
 
+HASH = {"RAG_EMBEDDER": "hash"}  # the stand-in embedder: for tests of ingest logic, not of the model
+
+
+def hash_app(home: Path, **settings: object) -> "object":
+    """An App with the stand-in hash embedder (fast; for tests where the model does not matter)."""
+    from rag.app import App
+    from rag.settings import Settings
+
+    return App(Settings(home=home, embedder="hash", **settings))  # type: ignore[arg-type]
+
+
+def consistent(app: "object") -> tuple[int, int]:
+    """(papers, chunks) after checking that Chroma holds exactly the chunks the catalogue's live
+    vector entries name: none missing, none extra, no duplicates."""
+    from rag.types import ChunkId
+
+    index = app.index  # type: ignore[attr-defined]
+    loaded = index.load()
+    catalog = loaded.catalog
+    pids = [p.id for _, p in catalog.iter_papers()]
+    live = catalog.live_vectors(pids)
+    expected = {str(ChunkId(pid, version, i)) for (pid, version), n in live.items() for i in range(n)}
+    ids = loaded.store.chunk_ids()
+    assert len(ids) == len(set(ids)), "duplicate chunk ids"
+    assert set(ids) == expected, f"missing {len(expected - set(ids))}, extra {len(set(ids) - expected)}"
+    assert catalog.counts()["missing_vectors"] == 0
+    assert {pid for pid, _ in live} == set(pids), "a paper without live vectors"
+    return len(pids), len(ids)
+
+
+@pytest.fixture
+def chroma_server(tmp_path: Path) -> Iterator[int]:
+    """A real `chroma run` on 127.0.0.1 with its own data folder; yields its port."""
+    exe = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
+    port = free_port()
+    proc = subprocess.Popen([exe, "run", "--path", str(tmp_path / "chroma-server"), "--host", "127.0.0.1",
+                             "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for_http(f"http://127.0.0.1:{port}/api/v2/heartbeat", proc, timeout=60)
+    yield port
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 def shared_data_or_skip(name: str) -> Path:
     path = SHARED_DATA / name
     if not path.exists():

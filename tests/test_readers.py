@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rag.readers import read_file, read_paths, sniff_format
+from rag.readers import detect_format, read_file, read_paths
 from rag.readers.records import split_authors
-from tests.conftest import DATA, SAMPLE
+from tests.conftest import DATA, ROOT, SAMPLE
 
 
 def test_sample_files_read_with_venue_track_and_cut_authors() -> None:
@@ -85,9 +85,11 @@ def test_folder_reads_every_file_and_fills_venue() -> None:
 def test_sniffing_by_content(tmp_path: Path) -> None:
     target = tmp_path / "list.txt"
     target.write_text('{"id": "a", "title": "x"}\n{"id": "b", "title": "y"}\n')
-    assert sniff_format(target, target.read_text()) == "jsonl"
-    assert sniff_format(tmp_path / "x.dat", "@article{a, title={x}}") == "bibtex"
-    assert sniff_format(tmp_path / "x.dat", "title,abstract\nA,B\n") == "csv"
+    assert detect_format(target, target.read_bytes()) == "jsonl"
+    assert detect_format(tmp_path / "x.dat", b"@article{a, title={x}}") == "bibtex"
+    assert detect_format(tmp_path / "x.dat", b"title,abstract\nA,B\n") == "csv"
+    assert detect_format(tmp_path / "x.dat", b"id;title;abstract\n1;A;B\n") == "csv"
+    assert detect_format(tmp_path / "notes.md", (ROOT / "README.md").read_bytes()) is None
 
 
 def test_split_authors_marks_cut_lists() -> None:

@@ -95,14 +95,8 @@ class Handlers:
         return f"**Answers:** {self.app.mode_line} · **{status['papers']} papers indexed** ({status['embedding_model']})"
 
     def filter_choices(self) -> dict[str, list[str]]:
-        catalog = self.app.index.load().catalog
-        assert catalog is not None
-        papers = list(catalog.papers.values())
-        return {
-            "venue": [ANY] + sorted({p.venue for p in papers if p.venue}),
-            "year": [ANY] + sorted({str(p.year) for p in papers if p.year}),
-            "decision": [ANY] + sorted({p.decision for p in papers if p.decision}),
-        }
+        facets = self.app.facets()
+        return {name: [ANY] + sorted(facets[name]) for name in ("venue", "year", "decision")}
 
     def respond(self, message: str, history: list[dict[str, Any]] | None, session: ChatSession | None,
                 venue: str, year: str, track: str, decision: str, author: str
@@ -171,11 +165,9 @@ class Handlers:
 
     def lookup(self, query: str, author: str) -> tuple[list[list[Any]], str]:
         try:
-            catalog = self.app.index.load().catalog
+            found = self.app.lookup(query or "", Filters(author=author or None), limit=200)
         except RagError as err:
             raise gr.Error(str(err)) from err
-        assert catalog is not None
-        found = catalog.lookup(query or "", Filters(author=author or None), limit=200)
         if not found:
             gr.Warning("No paper matches.")
         rows = [[p.id, p.display_title, ", ".join(p.authors[:4]) + (" et al." if len(p.authors) > 4 or p.authors_truncated else ""),
@@ -184,8 +176,7 @@ class Handlers:
 
     def show_paper(self, evt: gr.SelectData) -> str:
         row = evt.row_value if evt.row_value else []
-        catalog = self.app.index.load().catalog
-        paper = catalog.get(str(row[0])) if catalog is not None and row else None
+        paper = self.app.paper(str(row[0])) if row else None
         if paper is None:
             return ""
         authors = ", ".join(paper.authors) + (" et al." if paper.authors_truncated else "")

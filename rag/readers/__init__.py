@@ -1,83 +1,111 @@
-"""Read paper lists in any supported format into Paper records.
+"""Read paper lists in any supported format, streamed, into Paper records.
 
-The format is chosen by extension first and by content when the extension says nothing, so a
-`.txt` that is really JSON Lines still reads. Every problem becomes an InputError that names the
-file and line; the records that can be read are returned beside them."""
+The format is chosen by extension first and by content when the extension says nothing. Every
+problem becomes an InputError naming the file and line, collected beside the papers, so one bad
+record never costs the others. JSON Lines and the arXiv snapshot are streamed line by line, so a
+file of a million papers needs no more memory than one batch.
+
+A folder is walked without following symbolic links out of it; a `.txt` or `.md` file is read
+only when it has the page-text layout, so a README is never taken for a paper list."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator
+import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 from rag.errors import InputError
 from rag.readers.pagetext import looks_like_pagetext, read_pagetext
-from rag.readers.structured import read_bibtex, read_csv, read_json, read_jsonl
+from rag.readers.structured import (
+    csv_delimiter,
+    first_json_record,
+    looks_like_arxiv,
+    read_arxiv,
+    read_bibtex,
+    read_csv,
+    read_json,
+    read_jsonl,
+)
 from rag.types import Paper
 
 log = logging.getLogger(__name__)
 
-Reader = Callable[[str, str], Iterator[Paper | InputError]]
-READERS: dict[str, Reader] = {
-    "jsonl": read_jsonl,
-    "json": read_json,
-    "csv": read_csv,
-    "bibtex": read_bibtex,
-    "pagetext": read_pagetext,
-}
+FORMATS_HELP = (
+    "JSON Lines (.jsonl), the arXiv metadata snapshot (JSON Lines), JSON arrays (.json), CSV with a "
+    "title or abstract column (.csv), BibTeX (.bib), or page text (a header line such as "
+    "'ICLR 2025 Papers', then one abstract per paragraph)"
+)
 _EXTENSIONS = {
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".json": "json",
-    ".csv": "csv",
-    ".bib": "bibtex",
-    ".bibtex": "bibtex",
+    ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "csv",
+    ".bib": "bibtex", ".bibtex": "bibtex",
 }
-SKIPPED_NAMES = {".DS_Store", "README.md", "LICENSE"}
+STREAMED = ("jsonl", "arxiv")
+SKIPPED_NAMES = {".DS_Store", "README.md", "README", "LICENSE", "LICENSE.md", "NOTICE", "NOTICE.md"}
+HEAD_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """What to read. `venue`/`year` fill what a file does not say; `categories`, `since` and
+    `shard` (index, count) read part of the input, so that reading does not stand for the whole
+    file when ingest decides what a file no longer holds."""
+
+    venue: str = ""
+    year: int | None = None
+    fmt: str | None = None
+    categories: tuple[str, ...] = ()
+    since: date | None = None
+    shard: tuple[int, int] | None = None
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.categories or self.since or self.shard)
 
 
 @dataclass
-class ReadResult:
-    papers: list[Paper] = field(default_factory=list)
-    errors: list[InputError] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
+class FileReport:
+    """Counts for one file: records read and skipped, and whether this read saw all of it."""
+
+    file: str
+    format: str = ""
+    read: int = 0
+    skipped: int = 0
+    complete: bool = False
+
+    def public(self) -> dict[str, object]:
+        return {"file": self.file, "format": self.format, "read": self.read, "skipped": self.skipped}
 
 
-def sniff_format(path: Path, text: str) -> str:
-    """Pick a reader by extension, else by the first characters of the content."""
-    if path.suffix.lower() in _EXTENSIONS:
-        fmt = _EXTENSIONS[path.suffix.lower()]
-        if fmt == "json" and text.lstrip().startswith("{") and "\n{" in text.strip():
-            return "jsonl"
-        return fmt
-    head = text.lstrip()[:2000]
-    if head.startswith("["):
+def _binary(head: bytes) -> bool:
+    return b"\x00" in head[:8192]
+
+
+def detect_format(path: Path, head: bytes) -> str | None:
+    """The reader for a file: by extension, else by its first bytes; None for "not a paper list"."""
+    ext = path.suffix.lower()
+    text = head.decode("utf-8", "replace").lstrip("\ufeff")
+    stripped = text.lstrip()
+    if ext in (".jsonl", ".ndjson") or (ext in ("", ".txt", ".json", ".dat") and stripped.startswith("{")
+                                         and ("\n{" in stripped.strip() or ext != ".json")):
+        return "arxiv" if looks_like_arxiv(first_json_record(head)) else "jsonl"
+    if ext in _EXTENSIONS:
+        return _EXTENSIONS[ext]
+    if stripped.startswith("["):
         return "json"
-    if head.startswith("{"):
-        return "jsonl" if "\n" in text.strip() else "json"
-    if head.startswith("@"):
+    if stripped.startswith("@"):
         return "bibtex"
-    first = head.splitlines()[0] if head else ""
-    if first.count(",") >= 1 and any(
-        col.strip().strip('"').lower() in ("abstract", "title") for col in first.split(",")
-    ):
+    first = stripped.splitlines()[0] if stripped else ""
+    if csv_delimiter(first) is not None and first.count("\n") == 0 and len(first) < 400:
         return "csv"
     if looks_like_pagetext(text):
         return "pagetext"
-    return "pagetext"
+    return None
 
 
-def decode(path: Path) -> str:
-    """The file's text, or an InputError naming what is wrong with it."""
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise InputError(str(path), f"cannot read file ({err.strerror})") from err
-    if not data.strip():
-        raise InputError(str(path), "file is empty")
-    if b"\x00" in data[:8192]:
-        raise InputError(str(path), "binary file, not a paper list")
+def _decode(path: Path, data: bytes) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
@@ -85,51 +113,138 @@ def decode(path: Path) -> str:
         raise InputError(str(path), f"not valid UTF-8 (byte {err.start})", line) from err
 
 
+class Reading:
+    """Papers streamed from files and folders. Iterate it once; afterwards `errors` holds every
+    problem, `notes` every record that was read with a repair, and `files` per-file counts."""
+
+    def __init__(self, paths: Iterable[Path], options: ReadOptions = ReadOptions()) -> None:
+        self.paths = list(paths)
+        self.options = options
+        self.errors: list[InputError] = []
+        self.notes: list[InputError] = []
+        self.files: list[FileReport] = []
+        self.ignored: list[str] = []
+        self._counter = 0
+
+    def __iter__(self) -> Iterator[Paper]:
+        for path in self.paths:
+            for file, explicit in self._files(path):
+                yield from self._read(file, explicit)
+
+    # -- files --------------------------------------------------------------------------------
+    def _files(self, path: Path) -> Iterator[tuple[Path, bool]]:
+        try:
+            root = path.resolve(strict=True)
+        except RuntimeError:
+            self.errors.append(InputError(str(path), "symbolic link loop"))
+            return
+        except OSError as err:
+            reason = "symbolic link loop" if err.errno == 40 else "no such file or folder"
+            self.errors.append(InputError(str(path), reason))
+            return
+        if not root.is_dir():
+            yield root, True
+            return
+        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for name in sorted(filenames):
+                if name.startswith(".") or name in SKIPPED_NAMES:
+                    continue
+                file = Path(dirpath) / name
+                if file.is_symlink():
+                    try:
+                        target = file.resolve(strict=True)
+                    except (OSError, RuntimeError):
+                        self.errors.append(InputError(str(file), "broken or looping symbolic link; skipped"))
+                        continue
+                    if not target.is_relative_to(root):
+                        self.errors.append(InputError(str(file), f"symbolic link leaves the folder (to {target}); not followed"))
+                        continue
+                yield file, False
+
+    def _read(self, file: Path, explicit: bool) -> Iterator[Paper]:
+        report = FileReport(str(file))
+        self.files.append(report)
+        try:
+            with file.open("rb") as handle:
+                head = handle.read(HEAD_BYTES)
+        except OSError as err:
+            self._error(report, InputError(str(file), f"cannot read file ({err.strerror})"))
+            return
+        if not head.strip():
+            self._error(report, InputError(str(file), "file is empty"))
+            return
+        if _binary(head):
+            self._error(report, InputError(str(file), "binary file, not a paper list"))
+            return
+        fmt = self.options.fmt or detect_format(file, head)
+        if fmt is None:
+            if explicit:
+                self._error(report, InputError(str(file), f"not a paper list; readable formats: {FORMATS_HELP}"))
+            else:
+                self.files.remove(report)
+                self.ignored.append(str(file))
+            return
+        report.format = fmt
+        errors_before = len(self.errors)
+        for item in self._records(file, fmt):
+            if isinstance(item, InputError):
+                self._error(report, item)
+                continue
+            report.read += 1
+            notes = item.extra.pop("_notes", None)
+            if notes:
+                self.notes += [InputError(str(file), note, item.position) for note in notes]
+            item.venue = item.venue or self.options.venue
+            item.year = item.year or self.options.year
+            if self._take():
+                yield item
+        if report.read == 0 and report.skipped == 0:
+            self._error(report, InputError(str(file), "no papers found in file"))
+        report.complete = not self.options.partial and len(self.errors) == errors_before
+
+    def _records(self, file: Path, fmt: str) -> Iterator[Paper | InputError]:
+        source = str(file)
+        if fmt in STREAMED:
+            with file.open("rb") as handle:
+                if fmt == "arxiv":
+                    yield from read_arxiv(handle, source, self.options.categories, self.options.since)
+                else:
+                    yield from read_jsonl(handle, source)
+            return
+        try:
+            text = _decode(file, file.read_bytes())
+        except InputError as err:
+            yield err
+            return
+        reader = {"json": read_json, "csv": read_csv, "bibtex": read_bibtex, "pagetext": read_pagetext}[fmt]
+        yield from reader(text, source)
+
+    def _take(self) -> bool:
+        """Sharding: paper number k goes to shard k mod n."""
+        shard = self.options.shard
+        self._counter += 1
+        return shard is None or (self._counter - 1) % shard[1] == shard[0]
+
+    def _error(self, report: FileReport, err: InputError) -> None:
+        report.skipped += 1 if err.line is not None else 0
+        self.errors.append(err)
+
+
+@dataclass
+class ReadResult:
+    """Everything read, in memory: for tests and small inputs (ingest streams instead)."""
+
+    papers: list[Paper] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+
+
+def read_paths(paths: Iterable[Path], venue: str = "", year: int | None = None, fmt: str | None = None) -> ReadResult:
+    reading = Reading(paths, ReadOptions(venue=venue, year=year, fmt=fmt))
+    papers = list(reading)
+    return ReadResult(papers, reading.errors, [f.file for f in reading.files])
+
+
 def read_file(path: Path, fmt: str | None = None) -> ReadResult:
-    result = ReadResult(files=[str(path)])
-    try:
-        text = decode(path)
-    except InputError as err:
-        result.errors.append(err)
-        return result
-    reader = READERS[fmt or sniff_format(path, text)]
-    for item in reader(text, str(path)):
-        if isinstance(item, InputError):
-            result.errors.append(item)
-        else:
-            result.papers.append(item)
-    if not result.papers and not result.errors:
-        result.errors.append(InputError(str(path), "no papers found in file"))
-    return result
-
-
-def iter_files(path: Path) -> Iterator[Path]:
-    if path.is_dir():
-        for child in sorted(path.rglob("*")):
-            if child.is_file() and not child.name.startswith(".") and child.name not in SKIPPED_NAMES:
-                yield child
-    else:
-        yield path
-
-
-def read_paths(
-    paths: Iterable[Path], venue: str = "", year: int | None = None, fmt: str | None = None
-) -> ReadResult:
-    """Read files and folders. `venue` and `year` fill what a file does not say."""
-    total = ReadResult()
-    for path in paths:
-        # Sources are recorded by absolute path, so `data/x` and `./data/x/` name one source.
-        path = path.resolve()
-        if not path.exists():
-            total.errors.append(InputError(str(path), "no such file or folder"))
-            continue
-        for file in iter_files(path):
-            part = read_file(file, fmt)
-            total.files += part.files
-            total.errors += part.errors
-            for paper in part.papers:
-                paper.venue = paper.venue or venue
-                paper.year = paper.year or year
-                total.papers.append(paper)
-    log.info("read %d papers from %d files (%d errors)", len(total.papers), len(total.files), len(total.errors))
-    return total
+    return read_paths([path], fmt=fmt)

@@ -12,7 +12,8 @@ import re
 from collections.abc import Iterator
 
 from rag.errors import InputError
-from rag.readers.records import clean_abstract, derived_id, split_authors
+from rag.identity import derived_id
+from rag.readers.records import clean_abstract, scrub, split_authors
 from rag.types import Paper
 
 _HEADER = re.compile(r"^\s*([A-Za-z][A-Za-z-]*)\s*[' ]?\s*((?:19|20)\d\d)\b")
@@ -46,11 +47,24 @@ def _is_authors(paragraph: str) -> bool:
     return all(0 < len(p.split()) <= 5 for p in parts)
 
 
+_MARKUP_LINE = re.compile(r"^\s*(#{1,6}\s|```|~~~|\|.*\||[-*+]\s|\d+\.\s|<[a-zA-Z!/]|>\s)")
+
+
 def looks_like_pagetext(text: str) -> bool:
-    first = next((line for line in text.splitlines() if line.strip()), "")
-    return len(first) < 120 and bool(
-        _HEADER.match(first) or re.search(r"(papers|论文|paper list|accepted)", first, re.I)
-    )
+    """A header line naming a paper list ("ICLR 2025 Papers", "论文检索"), then paragraphs of
+    abstract length, and no Markdown or HTML structure: a README or notes file is not a list."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        return False
+    first = lines[0].strip()
+    if len(first) >= 120 or first.endswith(".") or _MARKUP_LINE.match(first):
+        return False
+    if not (_HEADER.match(first) or re.search(r"(papers|论文|paper list|accepted|abstracts)", first, re.I)):
+        return False
+    markup = sum(1 for line in lines if _MARKUP_LINE.match(line))
+    if markup > max(2, len(lines) // 20):
+        return False
+    return any(len(p) >= MIN_ABSTRACT_CHARS for _, p in _paragraphs(text))
 
 
 def read_pagetext(text: str, source: str) -> Iterator[Paper | InputError]:
@@ -67,7 +81,9 @@ def read_pagetext(text: str, source: str) -> Iterator[Paper | InputError]:
             venue, year = match.group(1), int(match.group(2))
     track, truncated = "", False
     authors: list[str] = []
+    ordinal = 0
     for line, para in body:
+        para, _ = scrub(para)
         if _TRACK.match(para) and not para.endswith("."):
             track = para
             continue
@@ -78,8 +94,10 @@ def read_pagetext(text: str, source: str) -> Iterator[Paper | InputError]:
         if len(abstract) < MIN_ABSTRACT_CHARS:
             yield InputError(source, f"paragraph too short to be an abstract: {para[:60]!r}", line)
             continue
-        yield Paper(
-            id=derived_id(abstract),
+        ordinal += 1
+        paper = Paper(
+            id="",
+            own_id=False,
             abstract=abstract,
             authors=authors,
             authors_truncated=truncated,
@@ -88,5 +106,8 @@ def read_pagetext(text: str, source: str) -> Iterator[Paper | InputError]:
             track=track,
             source=source,
             position=line,
+            ordinal=ordinal,
         )
+        paper.id = derived_id(paper)
+        yield paper
         track, authors, truncated = "", [], False

@@ -5,14 +5,14 @@ author list is split, and on what counts as a cut ("et al.") list."""
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import Any
 
-from rag.types import Paper, abstract_key
+from rag.identity import derived_id, is_placeholder
+from rag.types import Paper
 
 ALIASES: dict[str, tuple[str, ...]] = {
-    "id": ("id", "paper_id", "openreview_id", "forum", "key", "ID"),
+    "id": ("id", "paper_id", "openreview_id", "forum", "key", "ID", "doi", "arxiv_id"),
     "title": ("title", "name"),
     "abstract": ("abstract", "summary", "text"),
     "authors": ("authors", "author", "author_list"),
@@ -21,7 +21,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "track": ("track",),
     "area": ("area", "primary_area", "topic"),
     "decision": ("decision", "status"),
-    "url": ("url", "link", "pdf_url", "doi"),
+    "url": ("url", "link", "pdf_url"),
 }
 _TRUNCATION = re.compile(r"(\bet\s*al\.?|(?:\band\s+|^)others|等|…|\.\.\.)\s*$", re.I)
 
@@ -71,49 +71,85 @@ def clean_abstract(text: str) -> str:
     return text
 
 
-def derived_id(abstract: str, title: str = "") -> str:
-    if abstract:
-        return "a-" + abstract_key(abstract)
-    return "t-" + hashlib.sha1(title.lower().strip().encode()).hexdigest()[:16]
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
-def _pick(record: dict[str, Any], name: str) -> Any:
-    lowered = {str(k).lower(): v for k, v in record.items()}
+def scrub(text: str) -> tuple[str, bool]:
+    """Replace lone surrogates (`"\\ud800"` in JSON decodes to one; no encoder accepts it) with
+    U+FFFD; say whether any were found."""
+    if _SURROGATE.search(text):
+        return _SURROGATE.sub("\ufffd", text), True
+    return text, False
+
+
+def _pick(record: dict[str, Any], name: str, lowered: dict[str, Any] | None = None) -> Any:
+    if name not in ALIASES:
+        value = record.get(name)
+        return None if value in (None, "") else value
+    if lowered is None:
+        lowered = {str(k).lower(): v for k, v in record.items()}
     for alias in ALIASES[name]:
         if alias.lower() in lowered and lowered[alias.lower()] not in (None, ""):
             return lowered[alias.lower()]
     return None
 
 
-def paper_from_record(record: dict[str, Any], source: str, position: int) -> Paper:
+def _scrub_all(value: Any, found: list[bool]) -> Any:
+    if isinstance(value, str):
+        text, bad = scrub(value)
+        if bad:
+            found.append(True)
+        return text
+    if isinstance(value, list):
+        return [_scrub_all(v, found) for v in value]
+    if isinstance(value, dict):
+        return {_scrub_all(k, found): _scrub_all(v, found) for k, v in value.items()}
+    return value
+
+
+def paper_from_record(record: dict[str, Any], source: str, position: int, ordinal: int = 0,
+                      notes: list[str] | None = None, scrub_needed: bool = True) -> Paper:
     """Map a record onto a Paper. Unknown fields are kept in `extra`; missing ones are allowed,
-    but a record with neither title nor abstract is no paper at all."""
+    but a record with neither title nor abstract is no paper at all. A placeholder abstract
+    ("No abstract available") counts as none. Invalid characters are replaced, and said in
+    `notes`."""
     if not isinstance(record, dict):
         raise RecordError(f"expected an object with paper fields, got {type(record).__name__}")
+    found: list[bool] = []
+    if scrub_needed:
+        record = _scrub_all(record, found)
+    if found and notes is not None:
+        notes.append("replaced invalid characters (lone UTF-16 surrogates) with U+FFFD")
+    lowered = {str(k).lower(): v for k, v in record.items()}
     text_fields = {}
     for name in ("title", "abstract", "venue", "track", "decision", "url", "area"):
-        value = _pick(record, name)
+        value = _pick(record, name, lowered)
         if value is not None and not isinstance(value, (str, int, float)):
             raise RecordError(f"field '{name}' must be text, not {type(value).__name__}")
         text_fields[name] = "" if value is None else re.sub(r"\s+", " ", str(value)).strip()
     abstract = clean_abstract(text_fields["abstract"])
+    if is_placeholder(abstract):
+        abstract = ""
     title = text_fields["title"].strip("{} ")
     if not abstract and not title:
         raise RecordError("record has neither a title nor an abstract")
-    authors, truncated = split_authors(_pick(record, "authors"))
-    raw_id = _pick(record, "id")
+    authors, truncated = split_authors(_pick(record, "authors", lowered))
+    raw_id = _pick(record, "id", lowered)
     known = {alias.lower() for aliases in ALIASES.values() for alias in aliases}
     extra = {k: v for k, v in record.items() if str(k).lower() not in known and v not in (None, "")}
     if text_fields["area"]:
         extra["area"] = text_fields["area"]
-    return Paper(
-        id=str(raw_id).strip() if raw_id is not None else derived_id(abstract, title),
+    own_id = raw_id is not None and str(raw_id).strip() != ""
+    paper = Paper(
+        id=str(raw_id).strip() if own_id else "",
+        own_id=own_id,
+        ordinal=ordinal,
         abstract=abstract,
         title=title,
         authors=authors,
         authors_truncated=truncated,
         venue=text_fields["venue"],
-        year=parse_year(_pick(record, "year")),
+        year=parse_year(_pick(record, "year", lowered)),
         track=text_fields["track"],
         decision=text_fields["decision"],
         url=text_fields["url"],
@@ -121,3 +157,9 @@ def paper_from_record(record: dict[str, Any], source: str, position: int) -> Pap
         position=position,
         extra=extra,
     )
+    doi = lowered.get("doi")
+    if not paper.url and isinstance(doi, str) and doi.strip():
+        paper.url = "https://doi.org/" + doi.strip()
+    if not own_id:
+        paper.id = derived_id(paper)
+    return paper

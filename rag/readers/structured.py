@@ -1,5 +1,6 @@
-"""JSON Lines, JSON arrays, CSV with a header row, and BibTeX: each record through
-`paper_from_record`, each broken record reported with its line and skipped."""
+"""JSON Lines (streamed), the arXiv metadata snapshot (streamed), JSON arrays, CSV with a header
+row, and BibTeX: each record through `paper_from_record`, each broken record reported with its
+line and skipped, so one bad record never costs the others."""
 
 from __future__ import annotations
 
@@ -8,34 +9,127 @@ import io
 import json
 import re
 from collections.abc import Iterator
-from typing import Any
+from datetime import date
+from typing import IO, Any
 
 from rag.errors import InputError
-from rag.readers.records import RecordError, paper_from_record
+from rag.readers.records import RecordError, paper_from_record, split_authors
 from rag.types import Paper
 
 Result = Iterator[Paper | InputError]
 
 
-def _one(record: Any, source: str, line: int) -> Paper | InputError:
+def _one(record: Any, source: str, line: int, ordinal: int, scrub: bool = True) -> Paper | InputError:
+    notes: list[str] = []
     try:
-        return paper_from_record(record, source, line)
+        paper = paper_from_record(record, source, line, ordinal, notes, scrub)
     except RecordError as err:
         return InputError(source, str(err), line)
+    if notes:
+        paper.extra["_notes"] = notes
+    return paper
 
 
-def read_jsonl(text: str, source: str) -> Result:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+def _lines(handle: IO[bytes], source: str) -> Iterator[tuple[int, str | InputError]]:
+    """(line number, decoded line) for each non-empty line; a line that is not UTF-8 is an error
+    for that line only."""
+    for number, raw in enumerate(handle, start=1):
+        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        if not raw.strip():
+            continue
+        try:
+            yield number, raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            yield number, InputError(source, f"not valid UTF-8 (byte {err.start} of the line)", number)
+
+
+def read_jsonl(handle: IO[bytes], source: str) -> Result:
+    ordinal = 0
+    for number, line in _lines(handle, source):
+        if isinstance(line, InputError):
+            yield line
             continue
         try:
             record = json.loads(line)
         except json.JSONDecodeError as err:
             yield InputError(source, f"invalid JSON ({err.msg}, column {err.colno})", number)
             continue
-        yield _one(record, source, number)
+        ordinal += 1
+        # Only a JSON escape can produce a lone surrogate; skip the scrub when there is none.
+        yield _one(record, source, number, ordinal, "\\u" in line)
 
 
+# -- arXiv metadata snapshot --------------------------------------------------------------------
+ARXIV_FIELDS = ("categories", "update_date")
+
+
+def looks_like_arxiv(first_record: Any) -> bool:
+    return isinstance(first_record, dict) and all(f in first_record for f in ARXIV_FIELDS) and "id" in first_record
+
+
+def _arxiv_year(arxiv_id: str, versions: Any, update_date: str) -> int | None:
+    """The year of the first version: from `versions`, else the id (`2401.00001` -> 2024,
+    `hep-th/9901001` -> 1999), else the update date."""
+    if isinstance(versions, list) and versions and isinstance(versions[0], dict):
+        match = re.search(r"\b(19|20)\d\d\b", str(versions[0].get("created", "")))
+        if match:
+            return int(match.group(0))
+    match = re.match(r"(?:[a-z-]+(?:\.[A-Z]{2})?/)?(\d\d)(\d\d)", arxiv_id)
+    if match:
+        yy = int(match.group(1))
+        return 2000 + yy if yy < 91 else 1900 + yy
+    match = re.match(r"(\d{4})", update_date or "")
+    return int(match.group(1)) if match else None
+
+
+def arxiv_record(record: dict[str, Any]) -> dict[str, Any]:
+    """An arXiv snapshot record in the common record shape. The arXiv id is the identity; the URL
+    is its abs page; `journal-ref` is the venue when given, else "arXiv"."""
+    arxiv_id = str(record.get("id", "")).strip()
+    authors, _ = split_authors(re.sub(r"\s+", " ", str(record.get("authors") or "")))
+    categories = str(record.get("categories") or "").split()
+    return {
+        "id": arxiv_id,
+        "title": re.sub(r"\s+", " ", str(record.get("title") or "")).strip(),
+        "abstract": re.sub(r"\s+", " ", str(record.get("abstract") or "")).strip(),
+        "authors": authors,
+        "venue": str(record.get("journal-ref") or "").strip() or "arXiv",
+        "year": _arxiv_year(arxiv_id, record.get("versions"), str(record.get("update_date") or "")),
+        "track": categories[0] if categories else "",
+        "url": f"https://arxiv.org/abs/{arxiv_id}",
+        "categories": categories,
+        "update_date": str(record.get("update_date") or ""),
+        **({"doi_ref": record["doi"]} if record.get("doi") else {}),
+    }
+
+
+def read_arxiv(handle: IO[bytes], source: str, categories: tuple[str, ...] = (), since: date | None = None) -> Result:
+    """Streams the arXiv metadata snapshot. `categories`: keep papers with any category starting
+    with one of them (`cs.CL`, `cs`); `since`: keep papers updated on or after that day."""
+    ordinal = 0
+    for number, line in _lines(handle, source):
+        if isinstance(line, InputError):
+            yield line
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as err:
+            yield InputError(source, f"invalid JSON ({err.msg}, column {err.colno})", number)
+            continue
+        if not isinstance(raw, dict) or not raw.get("id"):
+            yield InputError(source, "arXiv record without an 'id'", number)
+            continue
+        record = arxiv_record(raw)
+        if categories and not any(c.startswith(p) for c in record["categories"] for p in categories):
+            continue
+        if since is not None and record["update_date"][:10] < since.isoformat():
+            continue
+        ordinal += 1
+        yield _one(record, source, number, ordinal, "\\u" in line)
+
+
+# -- whole-file formats ------------------------------------------------------------------------
 def read_json(text: str, source: str) -> Result:
     try:
         data = json.loads(text)
@@ -55,7 +149,7 @@ def read_json(text: str, source: str) -> Result:
     # Map each element to the line where it starts, so errors point into the file.
     starts = _element_lines(text, len(data))
     for index, record in enumerate(data):
-        yield _one(record, source, starts[index] if index < len(starts) else index + 1)
+        yield _one(record, source, starts[index] if index < len(starts) else index + 1, index + 1)
 
 
 def _element_lines(text: str, count: int) -> list[int]:
@@ -73,21 +167,75 @@ def _element_lines(text: str, count: int) -> list[int]:
     return lines
 
 
+CSV_DELIMITERS = (",", ";", "\t", "|")
+CSV_COLUMNS = ("title", "abstract", "summary", "name", "authors", "author", "id")
+
+
+def csv_delimiter(header: str) -> str | None:
+    """The delimiter that splits the header into known column names (a semicolon CSV is common
+    where the comma is the decimal mark); None when no delimiter yields a title or abstract."""
+    best, best_hits = None, 0
+    for delimiter in CSV_DELIMITERS:
+        try:
+            columns = next(csv.reader([header], delimiter=delimiter))
+        except (csv.Error, StopIteration):
+            continue
+        names = {c.strip().strip('"').lower() for c in columns}
+        hits = len(names & set(CSV_COLUMNS))
+        if hits > best_hits and names & {"title", "abstract", "summary", "name"}:
+            best, best_hits = delimiter, hits
+    return best
+
+
+def _fields(line: str, delimiter: str) -> list[str] | None:
+    try:
+        return next(csv.reader([line], delimiter=delimiter))
+    except (csv.Error, StopIteration):
+        return None
+
+
 def read_csv(text: str, source: str) -> Result:
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    if not reader.fieldnames:
+    """CSV with a header row, any common delimiter. A quoted field may span lines; but a quote
+    left open that would swallow whole following rows is reported at its line and that row
+    skipped, and reading goes on with the next line, so no row is silently lost."""
+    lines = text.splitlines()
+    if not lines:
         yield InputError(source, "CSV has no header row")
         return
-    width = len(reader.fieldnames)
-    try:
-        for row in reader:
-            line = reader.line_num
-            if None in row or len(row) != width or any(v is None for v in row.values()):
-                yield InputError(source, f"row has a different number of fields than the header ({width})", line)
-                continue
-            yield _one({k.strip(): v for k, v in row.items() if k}, source, line)
-    except csv.Error as err:
-        yield InputError(source, f"CSV syntax error: {err}", reader.line_num)
+    delimiter = csv_delimiter(lines[0])
+    if delimiter is None:
+        yield InputError(source, "CSV header names neither a title nor an abstract column", 1)
+        return
+    header = [c.strip() for c in _fields(lines[0], delimiter) or []]
+    width = len(header)
+    ordinal = 0
+    i = 1
+    while i < len(lines):
+        if not lines[i].strip():
+            i += 1
+            continue
+        start, buf, j = i, lines[i], i
+        while buf.count('"') % 2 == 1 and j + 1 < len(lines):
+            j += 1
+            buf += "\n" + lines[j]
+        swallowed = j > start and any(
+            (f := _fields(lines[k], delimiter)) is not None and len(f) == width and lines[k].count('"') % 2 == 0
+            for k in range(start + 1, j + 1)
+        )
+        if buf.count('"') % 2 == 1 or swallowed:
+            yield InputError(source, "a quote opened in this row is never closed; row skipped", start + 1)
+            i = start + 1
+            continue
+        i = j + 1
+        row = _fields(buf, delimiter)
+        if row is None:
+            yield InputError(source, "CSV syntax error", start + 1)
+            continue
+        if len(row) != width:
+            yield InputError(source, f"row has {len(row)} fields, the header {width}", start + 1)
+            continue
+        ordinal += 1
+        yield _one({k: v for k, v in zip(header, row) if k}, source, start + 1, ordinal)
 
 
 def read_bibtex(text: str, source: str) -> Result:
@@ -96,7 +244,7 @@ def read_bibtex(text: str, source: str) -> Result:
     library = bibtexparser.parse_string(text)
     for block in library.failed_blocks:
         yield InputError(source, f"unparseable BibTeX entry: {(block.raw or '').strip()[:60]!r}", _line(block.start_line))
-    for entry in library.entries:
+    for ordinal, entry in enumerate(library.entries, start=1):
         record: dict[str, Any] = {k.lower(): v for k, v in entry.fields_dict.items()}
         record = {k: f.value if hasattr(f, "value") else f for k, f in record.items()}
         record.setdefault("id", entry.key)
@@ -104,7 +252,7 @@ def read_bibtex(text: str, source: str) -> Result:
         if isinstance(record.get("author"), str):  # BibTeX separates names with "and" only
             record["author"] = [a.strip() for a in re.split(r"\s+and\s+", record["author"]) if a.strip()]
         record = {k: _strip_braces(v) if isinstance(v, str) else v for k, v in record.items()}
-        yield _one(record, source, _line(entry.start_line))
+        yield _one(record, source, _line(entry.start_line), ordinal)
 
 
 def _line(start: int | None) -> int:
@@ -114,3 +262,14 @@ def _line(start: int | None) -> int:
 
 def _strip_braces(value: str) -> str:
     return value.replace("{", "").replace("}", "") if value.count("{") == value.count("}") else value
+
+
+def first_json_record(head: bytes) -> Any:
+    """The first JSON Lines record of a file's head, or None."""
+    for raw in io.BytesIO(head):
+        if raw.strip():
+            try:
+                return json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                return None
+    return None
