@@ -346,6 +346,15 @@ def ui(host: str, port: int, share: bool) -> None:
     launch(app, host=host, port=port, share=share)
 
 
+@cli.command(name="mcp")
+@handle_errors
+def mcp_command() -> None:
+    """Serve search_papers, ask, lookup_paper and bibtex to an agent over MCP on stdin/stdout."""
+    from rag.mcp_server import run_stdio
+
+    run_stdio(_app())
+
+
 def main() -> None:
     cli(prog_name="rag")
 
