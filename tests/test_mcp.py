@@ -1,5 +1,6 @@
-"""The MCP tools through the real `mcp` client against the real server: `rag mcp` spawned over
-stdio, over a copy of the sample index, with no API key, so answers are extractive."""
+"""The MCP tools through the real `mcp` client against the real servers: `rag mcp` spawned over
+stdio, and `rag ui --mcp` (Gradio's MCP server, streamable HTTP) in a subprocess. Both run over a
+copy of the sample index, with no API key, so answers are extractive."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import asyncio
 import json
 import os
 import shutil
+import subprocess
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -16,9 +18,10 @@ from typing import Any, TypeVar
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, free_port, wait_for_http
 
 T = TypeVar("T")
 TOOLS = {"search_papers", "ask", "lookup_paper", "bibtex"}
@@ -47,6 +50,16 @@ def over_stdio(home: Path, log: Path, body: Callable[[ClientSession], Awaitable[
                 async with ClientSession(read, write, read_timeout_seconds=TIMEOUT) as session:
                     await session.initialize()
                     return await body(session)
+
+    return asyncio.run(main())
+
+
+def over_http(url: str, body: Callable[[ClientSession], Awaitable[T]]) -> T:
+    async def main() -> T:
+        async with streamable_http_client(url) as (read, write, _):
+            async with ClientSession(read, write, read_timeout_seconds=TIMEOUT) as session:
+                await session.initialize()
+                return await body(session)
 
     return asyncio.run(main())
 
@@ -222,3 +235,52 @@ def test_stdio_without_an_index_reports_the_library_message(tmp_path: Path) -> N
         return await session.call_tool("search_papers", {"query": "persuasion"})
 
     assert error_of(over_stdio(empty, tmp_path / "server.log", body)) == str(raised.value)
+
+
+@pytest.fixture
+def ui_mcp_url(mcp_home: Path, tmp_path: Path) -> Iterator[str]:
+    port = free_port()
+    log = (tmp_path / "ui.log").open("w")  # read it when the server fails to start
+    proc = subprocess.Popen([sys.executable, "-m", "rag.cli", "ui", "--mcp", "--port", str(port)], cwd=ROOT,
+                            env={**os.environ, "RAG_HOME": str(mcp_home)}, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        wait_for_http(url, proc, timeout=90)
+        yield url + "gradio_api/mcp/"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+
+
+def test_ui_serves_the_same_tools_over_gradio_mcp(ui_mcp_url: str) -> None:
+    from rag.tools import SPECS
+
+    async def body(session: ClientSession) -> dict[str, Any]:
+        return {
+            "tools": {t.name: t for t in (await session.list_tools()).tools},
+            "hits": await session.call_tool("search_papers", {"query": "sparse autoencoders interpretability", "k": 2}),
+            "nobody": await session.call_tool("search_papers", {"query": "sparse autoencoders", "venue": "NeurIPS"}),
+            "answer": await session.call_tool("ask", {"question": ON_TOPIC}),
+            "abstain": await session.call_tool("ask", {"question": OFF_TOPIC}),
+            "empty": await session.call_tool("search_papers", {"query": "  "}),
+            "bad_k": await session.call_tool("ask", {"question": ON_TOPIC, "k": 0}),
+            "unknown": await session.call_tool("bibtex", {"paper_ids": ["no-such-paper"]}),
+        }
+
+    r = over_http(ui_mcp_url, body)
+    # only the four tools: the UI's own handlers (chat with gr.State, HTML panels) stay hidden
+    assert set(r["tools"]) == TOOLS
+    for name, tool in r["tools"].items():
+        assert tool.description == SPECS[name].description
+    assert r["tools"]["ask"].inputSchema["required"] == ["question"]
+
+    hits = data(r["hits"])
+    assert hits["count"] == 2 and all(PAPER_KEYS <= set(p) and p["has_abstract"] for p in hits["papers"])
+    assert data(r["nobody"])["papers"] == []
+    check_answer(data(r["answer"]))
+    abstained = data(r["abstain"])
+    assert abstained["abstained"] is True and abstained["citations"] == []
+    assert error_of(r["empty"]) == "query is empty"
+    assert error_of(r["bad_k"]) == "k must be from 1 to 50, got 0"
+    assert "no-such-paper" in error_of(r["unknown"])
