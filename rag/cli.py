@@ -468,8 +468,9 @@ def evaluate(dataset: Path, config_specs: tuple[str, ...], repeat: int, out: Pat
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
 @click.option("--port", default=7860, show_default=True, type=int)
 @click.option("--share", is_flag=True, help="Ask Gradio for a public share link (off by default).")
+@click.option("--mcp", is_flag=True, help="Also serve the MCP tools (as `rag mcp`) at /gradio_api/mcp/.")
 @handle_errors
-def ui(host: str, port: int, share: bool) -> None:
+def ui(host: str, port: int, share: bool, mcp: bool) -> None:
     """Start the chat UI. Ingests the bundled sample first if the index is empty."""
     app = _app()
     if not app.index.exists():
@@ -477,7 +478,16 @@ def ui(host: str, port: int, share: bool) -> None:
         app.ingest_sample()
     from ui.app import launch
 
-    launch(app, host=host, port=port, share=share)
+    launch(app, host=host, port=port, share=share, mcp=mcp)
+
+
+@cli.command(name="mcp")
+@handle_errors
+def mcp_command() -> None:
+    """Serve search_papers, ask, lookup_paper and bibtex to an agent over MCP on stdin/stdout."""
+    from rag.mcp_server import run_stdio
+
+    run_stdio(_app())
 
 
 def main() -> None:

@@ -234,11 +234,17 @@ def build(app: App) -> gr.Blocks:
 
 
 def launch(app: App, host: str = "127.0.0.1", port: int = 7860, share: bool = False,
-           block: bool = True) -> tuple[gr.Blocks, str]:
+           block: bool = True, mcp: bool = False) -> tuple[gr.Blocks, str]:
     demo = build(app)
+    if mcp:  # the agent tools of rag.tools, served by Gradio's MCP server (ui/mcp_tools.py)
+        from ui.mcp_tools import add_tools, check_started
+
+        add_tools(demo, app)
     _, url, _ = demo.launch(server_name=host, server_port=port, share=share, prevent_thread_lock=True,
-                            quiet=True, css=CSS, js=JS, footer_links=[], theme=THEME)
+                            quiet=True, css=CSS, js=JS, footer_links=[], theme=THEME, mcp_server=mcp)
     local = f"http://{host}:{port}/"
+    if mcp:  # Gradio itself prints the MCP URL
+        check_started(demo)
     if block:
         print(f"Paper QA is running at {local}  (Ctrl-C to stop)", flush=True)
         try:

@@ -1,0 +1,286 @@
+"""The MCP tools through the real `mcp` client against the real servers: `rag mcp` spawned over
+stdio, and `rag ui --mcp` (Gradio's MCP server, streamable HTTP) in a subprocess. Both run over a
+copy of the sample index, with no API key, so answers are extractive."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult
+
+from tests.conftest import ROOT, free_port, wait_for_http
+
+T = TypeVar("T")
+TOOLS = {"search_papers", "ask", "lookup_paper", "bibtex"}
+PAPER_KEYS = {"paper_id", "title", "label", "authors", "venue", "year", "track", "decision", "url", "abstract",
+              "has_abstract"}
+ON_TOPIC = "Which paper introduced PersuasionBench?"
+OFF_TOPIC = "Who painted the Mona Lisa?"
+TIMEOUT = timedelta(seconds=120)
+
+
+@pytest.fixture
+def mcp_home(sample_home: Path, tmp_path: Path) -> Path:
+    home = tmp_path / "mcp-home"
+    shutil.copytree(sample_home, home)
+    return home
+
+
+def over_stdio(home: Path, log: Path, body: Callable[[ClientSession], Awaitable[T]]) -> T:
+    """Spawn `python -m rag.cli mcp` with RAG_HOME=home, run `body` in an initialised session."""
+
+    async def main() -> T:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "rag.cli", "mcp"], cwd=str(ROOT),
+                                       env={**os.environ, "RAG_HOME": str(home)})
+        with log.open("w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write, read_timeout_seconds=TIMEOUT) as session:
+                    await session.initialize()
+                    return await body(session)
+
+    return asyncio.run(main())
+
+
+def over_http(url: str, body: Callable[[ClientSession], Awaitable[T]]) -> T:
+    async def main() -> T:
+        async with streamable_http_client(url) as (read, write, _):
+            async with ClientSession(read, write, read_timeout_seconds=TIMEOUT) as session:
+                await session.initialize()
+                return await body(session)
+
+    return asyncio.run(main())
+
+
+def text_of(result: CallToolResult) -> str:
+    assert len(result.content) == 1 and result.content[0].type == "text", result.content
+    return result.content[0].text
+
+
+def data(result: CallToolResult) -> dict[str, Any]:
+    """The JSON of a successful call; over stdio it must equal the structured content."""
+    assert not result.isError, text_of(result)
+    parsed: dict[str, Any] = json.loads(text_of(result))
+    if result.structuredContent is not None:
+        assert result.structuredContent == parsed
+    return parsed
+
+
+def error_of(result: CallToolResult) -> str:
+    """A tool error: one line, no traceback, no repr quotes around it."""
+    assert result.isError, f"expected a tool error, got {text_of(result)[:200]}"
+    message = text_of(result)
+    assert message and "\n" not in message and "Traceback" not in message, message
+    assert message[0] not in "'\"", message
+    return message
+
+
+def check_answer(answer: dict[str, Any]) -> None:
+    """Cited ids are retrieved ids, and citation numbers point at the retrieved source."""
+    retrieved = {r["n"]: r["paper_id"] for r in answer["retrieved"]}
+    assert not answer["abstained"], answer["answer"]
+    assert answer["citations"], answer
+    for citation in answer["citations"]:
+        assert retrieved.get(citation["n"]) == citation["paper_id"]
+        assert citation["quote"] and 0.0 <= citation["support"] <= 1.0
+    assert "PersuasionBench" in answer["answer"]
+    assert any("PersuasionBench" in c["label"] + c["title"] for c in answer["citations"])
+
+
+def test_stdio_lists_tools_and_searches(mcp_home: Path, tmp_path: Path) -> None:
+    async def body(session: ClientSession) -> dict[str, Any]:
+        listed = await session.list_tools()
+        results: dict[str, Any] = {"tools": {t.name: t for t in listed.tools}}
+        results["hits"] = await session.call_tool("search_papers", {"query": "sparse autoencoders interpretability",
+                                                                    "k": 3})
+        results["icml"] = await session.call_tool("search_papers", {"query": "language models", "venue": "icml",
+                                                                    "mode": "keyword", "k": 50})
+        results["nobody"] = await session.call_tool("search_papers", {"query": "sparse autoencoders",
+                                                                      "venue": "NeurIPS"})
+        results["no_author"] = await session.call_tool("search_papers", {"query": "sparse autoencoders",
+                                                                         "author": "Zyxwvut Nobody"})
+        return results
+
+    results = over_stdio(mcp_home, tmp_path / "server.log", body)
+    tools = results["tools"]
+    assert set(tools) == TOOLS
+    for tool in tools.values():
+        assert "Returns" in (tool.description or ""), tool.name
+        assert tool.annotations is not None and tool.annotations.readOnlyHint
+    search = tools["search_papers"].inputSchema
+    assert search["required"] == ["query"]
+    assert search["properties"]["k"]["minimum"] == 1 and search["properties"]["k"]["maximum"] == 50
+    assert {"venue", "year", "track", "decision", "author", "mode"} <= set(search["properties"])
+    assert tools["bibtex"].inputSchema["properties"]["paper_ids"]["type"] == "array"
+
+    hits = data(results["hits"])
+    assert hits["count"] == 3 == len(hits["papers"])
+    assert [p["rank"] for p in hits["papers"]] == [1, 2, 3]
+    scores = [p["score"] for p in hits["papers"]]
+    assert scores == sorted(scores, reverse=True)
+    for paper in hits["papers"]:
+        assert PAPER_KEYS <= set(paper)
+        assert paper["has_abstract"] is True and isinstance(paper["abstract"], str) and paper["abstract"]
+    assert "sparse autoencoder" in hits["papers"][0]["abstract"].lower()
+
+    icml = data(results["icml"])
+    assert icml["count"] > 0 and icml["filters"] == {"venue": "icml"} and icml["mode"] == "keyword"
+    assert {p["venue"] for p in icml["papers"]} == {"ICML"}
+    for empty in ("nobody", "no_author"):
+        assert data(results[empty])["count"] == 0 and data(results[empty])["papers"] == []
+
+
+def test_stdio_ask_cites_retrieved_papers_and_abstains_off_topic(mcp_home: Path, tmp_path: Path) -> None:
+    async def body(session: ClientSession) -> list[CallToolResult]:
+        return [await session.call_tool("ask", {"question": ON_TOPIC, "k": 5}),
+                await session.call_tool("ask", {"question": OFF_TOPIC}),
+                await session.call_tool("ask", {"question": ON_TOPIC, "decision": "Oral"})]
+
+    on_topic, off_topic, filtered_out = (data(r) for r in over_stdio(mcp_home, tmp_path / "server.log", body))
+    check_answer(on_topic)
+    assert len(on_topic["retrieved"]) == 5
+    assert on_topic["mode"] == "extractive" and on_topic["unsupported_claims"] == 0
+    assert off_topic["abstained"] is True and off_topic["citations"] == [] and off_topic["retrieved"]
+    # the sample has no decisions, so this filter leaves nothing to retrieve or cite
+    assert filtered_out["abstained"] is True and filtered_out["retrieved"] == [] and filtered_out["citations"] == []
+
+
+def test_stdio_lookup_and_bibtex(mcp_home: Path, tmp_path: Path) -> None:
+    async def body(session: ClientSession) -> dict[str, Any]:
+        found = data(await session.call_tool("lookup_paper", {"query": "PersuasionBench"}))
+        pid = found["papers"][0]["paper_id"]
+        listed = data(await session.call_tool("lookup_paper", {"venue": "ICML", "limit": 200}))
+        author = next(p for p in listed["papers"] if p["authors"])
+        surname = author["authors"][0].split()[-1]
+        return {
+            "found": found,
+            "by_id": data(await session.call_tool("lookup_paper", {"paper_id": pid})),
+            "listed": listed,
+            "author": author,
+            "surname": surname,
+            "by_author": data(await session.call_tool("lookup_paper", {"author": surname})),
+            "nobody": data(await session.call_tool("lookup_paper", {"query": "PersuasionBench", "year": 1999})),
+            "bib": await session.call_tool("bibtex", {"paper_ids": [author["paper_id"], pid]}),
+        }
+
+    r = over_stdio(mcp_home, tmp_path / "server.log", body)
+    first = r["found"]["papers"][0]
+    assert "PersuasionBench" in first["title"] + first["label"] and PAPER_KEYS <= set(first)
+    assert r["by_id"]["count"] == 1 and r["by_id"]["papers"][0] == first
+    assert r["listed"]["count"] == len(r["listed"]["papers"]) > 0
+    assert {p["venue"] for p in r["listed"]["papers"]} == {"ICML"}
+    assert r["author"]["paper_id"] in {p["paper_id"] for p in r["by_author"]["papers"]}
+    for paper in r["by_author"]["papers"]:
+        assert any(r["surname"].lower() in name.lower() for name in paper["authors"])
+    assert r["nobody"] == {"count": 0, "papers": []}
+
+    bib = r["bib"]
+    assert not bib.isError and bib.structuredContent is None
+    entries = text_of(bib).strip().split("\n\n")
+    assert len(entries) == 2 and all(e.startswith("@inproceedings{") for e in entries)
+    for entry, paper in zip(entries, (r["author"], first)):
+        assert f"title = {{{paper['title'] or paper['label']}}}" in entry
+        assert f"x-paper-id = {{{paper['paper_id']}}}" in entry
+    assert r["author"]["authors"][0] in entries[0]
+
+
+def test_stdio_bad_input_gives_tool_errors_and_the_server_keeps_serving(mcp_home: Path, tmp_path: Path) -> None:
+    bad_calls: list[tuple[str, dict[str, Any], str]] = [
+        ("search_papers", {"query": "   "}, "empty"),
+        ("search_papers", {"query": "x", "k": 0}, "minimum"),
+        ("search_papers", {"query": "x", "k": 51}, "maximum"),
+        ("search_papers", {"query": "x", "mode": "fuzzy"}, "fuzzy"),
+        ("search_papers", {"query": "x", "bogus": 1}, "bogus"),
+        ("ask", {"question": "   "}, "empty"),
+        ("lookup_paper", {}, "query"),
+        ("lookup_paper", {"paper_id": "no-such-paper"}, "no-such-paper"),
+        ("lookup_paper", {"paper_id": "x", "query": "y"}, "paper_id"),
+        ("bibtex", {"paper_ids": ["no-such-paper", "nor-this"]}, "no-such-paper, nor-this"),
+        ("no_such_tool", {}, "no_such_tool"),
+    ]
+
+    async def body(session: ClientSession) -> tuple[list[CallToolResult], CallToolResult]:
+        errors = [await session.call_tool(name, args) for name, args, _ in bad_calls]
+        return errors, await session.call_tool("search_papers", {"query": "persuasion", "k": 1})
+
+    errors, after = over_stdio(mcp_home, tmp_path / "server.log", body)
+    for (name, args, expected), result in zip(bad_calls, errors):
+        assert expected in error_of(result), (name, args)
+    assert data(after)["count"] == 1
+    assert "Traceback" not in (tmp_path / "server.log").read_text()
+
+
+def test_stdio_without_an_index_reports_the_library_message(tmp_path: Path) -> None:
+    from rag.app import App
+    from rag.errors import RagError
+    from rag.settings import Settings
+
+    empty = tmp_path / "empty-home"
+    with pytest.raises(RagError) as raised:
+        App(Settings(home=empty)).search("persuasion")
+
+    async def body(session: ClientSession) -> CallToolResult:
+        return await session.call_tool("search_papers", {"query": "persuasion"})
+
+    assert error_of(over_stdio(empty, tmp_path / "server.log", body)) == str(raised.value)
+
+
+@pytest.fixture
+def ui_mcp_url(mcp_home: Path, tmp_path: Path) -> Iterator[str]:
+    port = free_port()
+    log = (tmp_path / "ui.log").open("w")  # read it when the server fails to start
+    proc = subprocess.Popen([sys.executable, "-m", "rag.cli", "ui", "--mcp", "--port", str(port)], cwd=ROOT,
+                            env={**os.environ, "RAG_HOME": str(mcp_home)}, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        wait_for_http(url, proc, timeout=90)
+        yield url + "gradio_api/mcp/"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+
+
+def test_ui_serves_the_same_tools_over_gradio_mcp(ui_mcp_url: str) -> None:
+    from rag.tools import SPECS
+
+    async def body(session: ClientSession) -> dict[str, Any]:
+        return {
+            "tools": {t.name: t for t in (await session.list_tools()).tools},
+            "hits": await session.call_tool("search_papers", {"query": "sparse autoencoders interpretability", "k": 2}),
+            "nobody": await session.call_tool("search_papers", {"query": "sparse autoencoders", "venue": "NeurIPS"}),
+            "answer": await session.call_tool("ask", {"question": ON_TOPIC}),
+            "abstain": await session.call_tool("ask", {"question": OFF_TOPIC}),
+            "empty": await session.call_tool("search_papers", {"query": "  "}),
+            "bad_k": await session.call_tool("ask", {"question": ON_TOPIC, "k": 0}),
+            "unknown": await session.call_tool("bibtex", {"paper_ids": ["no-such-paper"]}),
+        }
+
+    r = over_http(ui_mcp_url, body)
+    # only the four tools: the UI's own handlers (chat with gr.State, HTML panels) stay hidden
+    assert set(r["tools"]) == TOOLS
+    for name, tool in r["tools"].items():
+        assert tool.description == SPECS[name].description
+    assert r["tools"]["ask"].inputSchema["required"] == ["question"]
+
+    hits = data(r["hits"])
+    assert hits["count"] == 2 and all(PAPER_KEYS <= set(p) and p["has_abstract"] for p in hits["papers"])
+    assert data(r["nobody"])["papers"] == []
+    check_answer(data(r["answer"]))
+    abstained = data(r["abstain"])
+    assert abstained["abstained"] is True and abstained["citations"] == []
+    assert error_of(r["empty"]) == "query is empty"
+    assert error_of(r["bad_k"]) == "k must be from 1 to 50, got 0"
+    assert "no-such-paper" in error_of(r["unknown"])
