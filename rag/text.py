@@ -89,7 +89,7 @@ def split_sentences(text: str) -> list[str]:
     for part in parts:
         if not part:
             continue
-        if merged and len(part) < 12 and not re.match(r"\[\d", part):
+        if merged and (len(part) < 4 or part[0].islower()) and not re.match(r"\[\d", part):
             merged[-1] += " " + part
         else:
             merged.append(part)
@@ -178,7 +178,28 @@ _CALLED = re.compile(r"\b(?:called|named|termed|dubbed|coined)\s+(?:it\s+|as\s+)
 _AFTER_VERB = re.compile(
     r"^\S+(?:\s+\S+)?\s+(?:(?:a|an|the|our|new|novel|first)\s+)*([A-Z][\w-]+)(?=\s*[,:(]|\s+(?:a|an|which|that)\b)"
 )
-_APPOSITION = re.compile(r"^([$\\{*]*[A-Z][\w-]{1,40}[}*$]*),\s+(?:a|an)\s+(?:new|novel|simple|general|unified|scalable|\w+)")
+_APPOSITION = re.compile(r"^([$\\{*]*[A-Z][\w-]{1,40}[}*$]*),\s+(?:a|an)\s+([\w-]+)")
+# "X, a new …", "X, a framework …": the words after "X, a" that mark X as introduced here.
+_INTRO_WORDS = frozenset(
+    "new novel simple general unified scalable efficient lightweight principled modular open open-source "
+    "framework benchmark method model dataset library toolkit system approach algorithm suite platform "
+    "generative large".split()
+)
+_OPENERS = frozenset("however moreover recently here thus overall finally specifically importantly "
+                     "additionally furthermore consequently therefore instead today traditionally".split())
+
+
+def _apposition_name(sentence: str) -> str:
+    """X in "X, a new …" at the start of a sentence (a coined name, or a capitalised word before
+    a word that marks an introduction)."""
+    match = _APPOSITION.match(sentence)
+    if not match:
+        return ""
+    name = plain(match.group(1)).strip("$\\{}* ")
+    if is_coined(name) or (match.group(2).lower() in _INTRO_WORDS and name.lower() not in _OPENERS
+                           and name not in COMMON_ACRONYMS):
+        return name
+    return ""
 
 
 _USED_BEFORE = re.compile(r"\b(?:based on|using|use|uses|via|with|such as|like|from|than|over|of|including|extends?|extending)(?:\s+the)?\s+$", re.I)
@@ -214,11 +235,9 @@ def introduced_name(abstract: str) -> str:
     if not INTRODUCE.search(abstract) and not _APPOSITION_ANYWHERE.search(abstract):
         return ""  # the common case at scale: nothing to split sentences for
     for sentence in split_sentences(abstract):
-        appos = _APPOSITION.match(sentence)
-        if appos:
-            name = plain(appos.group(1)).strip()
-            if is_coined(name):
-                return name
+        name = _apposition_name(sentence)
+        if name:
+            return name
         intro = INTRODUCE.search(sentence)
         if not intro:
             continue
@@ -247,10 +266,7 @@ def introduces(abstract: str, term: str) -> bool:
     for sentence in split_sentences(abstract):
         if not contains_term(sentence, term):
             continue
-        if INTRODUCE.search(sentence):
-            return True
-        appos = _APPOSITION.match(plain(sentence))
-        if appos and fold(appos.group(1).strip("$\\{}*")) == fold(term):
+        if INTRODUCE.search(sentence) or fold(_apposition_name(sentence)) == fold(term):
             return True
     return False
 

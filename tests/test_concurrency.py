@@ -1,0 +1,179 @@
+"""Many writers and many readers, with real processes, a real `chroma run` and real threads."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from rag.app import App
+from rag.settings import Settings
+from tests.conftest import HASH, ROOT, consistent, hash_app, shared_data_or_skip
+
+
+def _slice(source: Path, target: Path, start: int, count: int) -> Path:
+    lines = source.read_text(encoding="utf-8").splitlines()[start : start + count]
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return target
+
+
+def _spawn(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "rag.cli", *args], cwd=ROOT, env={**os.environ, **env},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _finish(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    return out, err
+
+
+def _ids(path: Path) -> set[str]:
+    return {json.loads(line)["id"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
+
+
+@pytest.fixture
+def two_lists(tmp_path: Path) -> tuple[Path, Path]:
+    iclr, icml = shared_data_or_skip("iclr2025.jsonl"), shared_data_or_skip("icml2025.jsonl")
+    return _slice(iclr, tmp_path / "iclr150.jsonl", 0, 150), _slice(icml, tmp_path / "icml150.jsonl", 0, 150)
+
+
+def test_two_ingests_into_one_folder_both_land(tmp_path: Path, two_lists: tuple[Path, Path]) -> None:
+    """The reproduction from the issue: two processes started 3 s apart. The second waits for the
+    lock, says so, and then runs; every paper and every chunk of both is there."""
+    env = {**HASH, "RAG_HOME": str(tmp_path / "home")}
+    first = _spawn(["ingest", str(two_lists[0]), "--json"], env)
+    time.sleep(3)
+    second = _spawn(["ingest", str(two_lists[1]), "--json"], env)
+    out_a, _ = _finish(first)
+    out_b, err_b = _finish(second)
+    assert json.loads(out_a)["added"] == 150 and json.loads(out_b)["added"] == 150
+    app = hash_app(tmp_path / "home")
+    papers, chunks = consistent(app)
+    assert papers == 300 and chunks == 300
+    assert {p.id for _, p in app.index.catalog.iter_papers()} == _ids(two_lists[0]) | _ids(two_lists[1])  # type: ignore[attr-defined]
+
+
+def test_a_second_writer_waits_for_the_lock_and_says_so(tmp_path: Path) -> None:
+    from rag.index import WriteLock
+
+    home = tmp_path / "home"
+    lock = WriteLock(home / "write.lock")
+    assert lock.acquire(wait=False)
+    proc = _spawn(["ingest", "--json"], {**HASH, "RAG_HOME": str(home)})
+    try:
+        deadline = time.time() + 60
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        while "waiting for" not in line and time.time() < deadline and proc.poll() is None:
+            line = proc.stderr.readline()
+        assert "waiting for" in line and str(home) in line
+        time.sleep(1)
+        assert proc.poll() is None, "the second writer must not run while the lock is held"
+    finally:
+        lock.release()
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 0 and json.loads(out)["added"] == 96
+
+
+def test_two_machines_write_one_chroma_server_at_once(tmp_path: Path, two_lists: tuple[Path, Path],
+                                                       chroma_server: int) -> None:
+    """Two data folders (two machines, no shared lock) ingest into one server at the same time;
+    then every paper and chunk is present, and a third machine sees them all."""
+    server = {**HASH, "RAG_CHROMA_HOST": "127.0.0.1", "RAG_CHROMA_PORT": str(chroma_server)}
+    a = _spawn(["ingest", str(two_lists[0]), "--json"], {**server, "RAG_HOME": str(tmp_path / "machine-a")})
+    b = _spawn(["ingest", str(two_lists[1]), "--json"], {**server, "RAG_HOME": str(tmp_path / "machine-b")})
+    _finish(a)
+    _finish(b)
+    settings = {"chroma_host": "127.0.0.1", "chroma_port": chroma_server}
+    third = hash_app(tmp_path / "machine-c", **settings)
+    assert consistent(third) == (300, 300)
+    assert third.status()["cache"] == "in sync"  # type: ignore[attr-defined]
+    for machine in ("machine-a", "machine-b"):
+        app = hash_app(tmp_path / machine, **settings)
+        assert consistent(app) == (300, 300)
+    title = json.loads(two_lists[1].read_text(encoding="utf-8").splitlines()[7])["title"]
+    assert third.search(title, k=1).hits[0].paper.title == title  # type: ignore[attr-defined]
+    # A sequential re-run on either machine finds nothing to do.
+    again = hash_app(tmp_path / "machine-a", **settings).ingest([two_lists[0], two_lists[1]], progress=False)  # type: ignore[attr-defined]
+    assert again.unchanged == 300 and not again.added and again.chunks_embedded == 0
+
+
+def test_two_shards_in_two_processes_split_one_file(tmp_path: Path, chroma_server: int) -> None:
+    source = _slice(shared_data_or_skip("icml2025.jsonl"), tmp_path / "icml200.jsonl", 0, 200)
+    server = {**HASH, "RAG_CHROMA_HOST": "127.0.0.1", "RAG_CHROMA_PORT": str(chroma_server)}
+    procs = [_spawn(["ingest", str(source), "--shard", f"{i}/2", "--json"], {**server, "RAG_HOME": str(tmp_path / f"m{i}")})
+             for i in (1, 2)]
+    counts = [json.loads(_finish(p)[0])["papers_read"] for p in procs]
+    assert counts == [100, 100]
+    app = hash_app(tmp_path / "m3", chroma_host="127.0.0.1", chroma_port=chroma_server)
+    assert consistent(app) == (200, 200)
+    assert {p.id for _, p in app.index.catalog.iter_papers()} == _ids(source)  # type: ignore[attr-defined]
+
+
+def test_fifty_threads_share_one_app(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    hash_app(home).ingest_sample(progress=False)  # type: ignore[attr-defined]
+    questions = ["PLNL", "Celcomen", "sparse autoencoders", "What STL-10 accuracy does PLNL reach?",
+                 "Which paper introduced PersuasionBench?"]
+    for trial in range(3):  # a fresh App each time: the first loads race, too
+        app = App(Settings(home=home, embedder="hash"))
+        results: Counter[str] = Counter()
+        errors: list[str] = []
+
+        def work(i: int) -> None:
+            try:
+                query = questions[i % len(questions)]
+                hits = app.search(query, k=3).hits
+                results["hits" if len(hits) == 3 else "short"] += 1
+                app.chat().ask(query)
+                results["answered"] += 1
+            except Exception as err:  # any error is the failure this test looks for
+                errors.append(f"{type(err).__name__}: {err}")
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(50)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=300)
+        assert not errors, errors[:3]
+        assert results == Counter({"hits": 50, "answered": 50}), (trial, results)
+
+
+def test_readers_keep_working_while_a_writer_writes_and_removes(tmp_path: Path, two_lists: tuple[Path, Path]) -> None:
+    home = tmp_path / "home"
+    env = {**HASH, "RAG_HOME": str(home)}
+    _finish(_spawn(["ingest", str(two_lists[0])], env))
+    reader = App(Settings(home=home, embedder="hash"))
+    stop = threading.Event()
+    errors: list[str] = []
+    searches = Counter[str]()
+
+    def read() -> None:
+        while not stop.is_set():
+            try:
+                searches["ok" if reader.search("graph neural networks", k=5).hits else "empty"] += 1
+            except Exception as err:
+                errors.append(f"{type(err).__name__}: {err}")
+                return
+
+    threads = [threading.Thread(target=read) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    _finish(_spawn(["ingest", str(two_lists[1])], env))
+    _finish(_spawn(["remove", "--source", str(two_lists[0])], env))
+    stop.set()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not errors, errors[:3]
+    assert searches["ok"] > 0
+    assert consistent(hash_app(home)) == (150, 150)
+    after = reader.search("graph neural networks", k=5).hits
+    assert after and all(h.paper.id in _ids(two_lists[1]) for h in after)

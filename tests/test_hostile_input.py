@@ -1,0 +1,142 @@
+"""Bad input never costs good input and never crashes: broken characters, links, files that are
+not lists, broken CSV, a Chroma server that goes away, a damaged cache, bad batch lines."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rag.readers import Reading, read_file, read_paths
+from tests.conftest import HASH, ROOT, consistent, free_port, hash_app, run_rag, wait_for_http
+
+
+def test_a_lone_surrogate_is_replaced_in_that_record_only(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"id": "A", "title": "Bad \\ud800 title", "abstract": ""}\n'
+                    '{"id": "B", "title": "Good title", "abstract": ""}\n', encoding="utf-8")
+    reading = Reading([path])
+    papers = list(reading)
+    assert [p.id for p in papers] == ["A", "B"] and papers[0].title == "Bad \ufffd title"
+    assert reading.notes and reading.notes[0].line == 1 and "surrogate" in reading.notes[0].reason
+    out = run_rag("ingest", str(path), "--json", env={**HASH, "RAG_HOME": str(tmp_path / "h")})
+    assert out.returncode == 0 and json.loads(out.stdout)["added"] == 2
+
+
+def test_folder_links_do_not_leave_the_folder_and_loops_are_one_line(tmp_path: Path) -> None:
+    folder = tmp_path / "lists"
+    folder.mkdir()
+    (folder / "good.jsonl").write_text('{"id": "G", "title": "A good paper", "abstract": ""}\n', encoding="utf-8")
+    outside = tmp_path / "secret.jsonl"
+    outside.write_text('{"id": "S", "title": "Outside the folder", "abstract": ""}\n', encoding="utf-8")
+    (folder / "escape.jsonl").symlink_to(outside)
+    (folder / "passwd").symlink_to("/etc/passwd")
+    (folder / "inside.jsonl").symlink_to(folder / "good.jsonl")
+    result = read_paths([folder])
+    assert sorted(p.id for p in result.papers) == ["G", "G"]  # the inside link is followed, the others not
+    assert sum("leaves the folder" in e.reason for e in result.errors) == 2
+    loop = tmp_path / "loop"
+    loop.symlink_to(tmp_path / "loop")
+    out = run_rag("ingest", str(loop), env={**HASH, "RAG_HOME": str(tmp_path / "h")})
+    assert out.returncode != 0 and "symbolic link loop" in out.stderr and "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) <= 2
+
+
+def test_a_text_file_is_read_only_when_it_has_the_page_layout(tmp_path: Path) -> None:
+    out = run_rag("ingest", str(ROOT / "README.md"), env={**HASH, "RAG_HOME": str(tmp_path / "h")})
+    assert out.returncode != 0 and "not a paper list" in out.stderr and "JSON Lines" in out.stderr
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Shopping list\n\nmilk, eggs and bread for the weekend, and something else to remember later on.\n")
+    assert "not a paper list" in str(read_file(notes).errors[0])
+
+
+def test_csv_with_an_open_quote_or_semicolons_loses_no_row(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.csv"
+    broken.write_text('id,title,abstract\n'
+                      'C1,"First paper,An abstract that is fine.\n'
+                      'C2,Second paper,Another fine abstract.\n'
+                      'C3,Third paper,"A quoted, multi-line\nabstract that is legal."\n', encoding="utf-8")
+    result = read_file(broken)
+    assert [p.id for p in result.papers] == ["C2", "C3"] and "multi-line abstract" in result.papers[1].abstract
+    assert [(e.line, "never closed" in e.reason) for e in result.errors] == [(2, True)]
+    semi = tmp_path / "semi.csv"
+    semi.write_text("id;title;abstract;year\nS1;Semicolon paper;Values with, commas inside;2024\n", encoding="utf-8")
+    paper = read_file(semi).papers[0]
+    assert (paper.id, paper.title, paper.abstract, paper.year) == ("S1", "Semicolon paper", "Values with, commas inside", 2024)
+    reading = Reading([broken])
+    list(reading)
+    assert [(f.read, f.skipped) for f in reading.files] == [(2, 1)]
+
+
+def test_batch_files_with_bad_lines_exit_non_zero_after_the_others(sample_home: Path, tmp_path: Path) -> None:
+    batch = tmp_path / "q.jsonl"
+    batch.write_text('{"id": 1, "query": "PLNL"}\nnot json\n{"id": 3, "query": "Celcomen"}\n', encoding="utf-8")
+    out = run_rag("search", "--queries", str(batch), "--k", "1", env={"RAG_HOME": str(sample_home)})
+    assert out.returncode == 1 and [json.loads(line)["id"] for line in out.stdout.splitlines()] == [1, 3]
+    assert f"{batch}:2" in out.stderr
+
+
+def test_a_damaged_cache_is_rebuilt_from_chroma(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    app = hash_app(home)
+    app.ingest_sample(progress=False)  # type: ignore[attr-defined]
+    folder = app.index.folder  # type: ignore[attr-defined]
+    (folder / "catalog.sqlite").write_bytes(b"this is not a database" * 100)
+    for extra in folder.glob("catalog.sqlite-*"):
+        extra.unlink()
+    manifest = folder / "keyword" / "manifest.json"
+    manifest.write_text("{broken")
+    out = run_rag("search", "PLNL", "--k", "1", "--json", env={**HASH, "RAG_HOME": str(home)})
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)[0]["label"] == "PLNL"
+    shutil.rmtree(folder)
+    folder.write_text("a file where the cache folder was")
+    out = run_rag("search", "Celcomen", "--k", "1", "--json", env={**HASH, "RAG_HOME": str(home)})
+    assert out.returncode == 0 and json.loads(out.stdout)[0]["label"] == "Celcomen", out.stderr
+    assert consistent(hash_app(home)) == (96, 96)
+
+
+def _chroma(path: Path, port: int) -> subprocess.Popen[bytes]:
+    exe = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
+    proc = subprocess.Popen([exe, "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for_http(f"http://127.0.0.1:{port}/api/v2/heartbeat", proc, timeout=60)
+    return proc
+
+
+def test_a_chroma_server_that_goes_away_is_one_line_and_a_rerun_completes(tmp_path: Path) -> None:
+    port = free_port()
+    server = _chroma(tmp_path / "server", port)
+    big = tmp_path / "big.jsonl"
+    big.write_text("".join(json.dumps({"id": f"P{i}", "title": f"Paper {i} on topic {i % 17}", "abstract":
+                                       f"We study problem {i} with method M{i % 13} and report results. " * 3}) + "\n"
+                           for i in range(6000)), encoding="utf-8")
+    env = {**os.environ, **HASH, "RAG_HOME": str(tmp_path / "home"), "RAG_CHROMA_HOST": "127.0.0.1",
+           "RAG_CHROMA_PORT": str(port)}
+    proc = subprocess.Popen([sys.executable, "-m", "rag.cli", "ingest", str(big)], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(4)  # mid-ingest
+    server.send_signal(signal.SIGKILL)
+    server.wait()
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 5, err
+    lines = [line for line in err.strip().splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and f"127.0.0.1:{port}" in lines[0] and "Traceback" not in err
+    search = subprocess.run([sys.executable, "-m", "rag.cli", "search", "topic"], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert search.returncode == 5 and f"127.0.0.1:{port}" in search.stderr and "Traceback" not in search.stderr
+    server = _chroma(tmp_path / "server", port)  # the same data folder, back again
+    try:
+        rerun = subprocess.run([sys.executable, "-m", "rag.cli", "ingest", str(big), "--json"], cwd=ROOT, env=env,
+                               capture_output=True, text=True, timeout=600)
+        assert rerun.returncode == 0, rerun.stderr
+        app = hash_app(tmp_path / "home", chroma_host="127.0.0.1", chroma_port=port)
+        assert consistent(app) == (6000, 6000)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
