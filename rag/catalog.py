@@ -434,16 +434,21 @@ class Catalog:
         return list(dict.fromkeys(rows))
 
     def papers_named_in(self, text: str) -> list[str]:
-        """Ids of papers the text names: by a coined name that is a paper's label or the name its
-        title opens with, or by a whole title it contains."""
+        """Ids of papers the text names, most specific first: a whole title (or a title cut short
+        with "…"), then a coined name that is a paper's label or opens its title ("PLNL",
+        "BrainOOD"). A name shared by more than three papers ("In-Context") names none of them."""
+        found = self.title_matches(text.strip(" \"'“”"))
+        if not found:
+            for sentence in re.split(r"[?!]\s*|\.\s+", text):
+                if sentence.strip() != text.strip():
+                    found += self.title_matches(sentence.strip(" \"'“”"))
         coined = {fold(n) for n in names_in(text)}
         capitalised = {fold(w) for w in re.findall(r"\b[A-Z][\w-]{2,}", text)} - STOPWORDS
-        found: list[str] = []
         for key in sorted(coined | capitalised):
-            sql = "SELECT pid FROM papers WHERE label_key = ?" + (" OR title_head = ?" if key in coined else "") + " LIMIT 20"
-            found += [r[0] for r in self.db.execute(sql, (key, key) if key in coined else (key,))]
-        for sentence in re.split(r"[?!]\s*|\.\s+", text):
-            found += self.title_matches(sentence.strip(" \"'“”"))
+            sql = "SELECT pid FROM papers WHERE label_key = ?" + (" OR title_head = ?" if key in coined else "") + " LIMIT 4"
+            rows = [r[0] for r in self.db.execute(sql, (key, key) if key in coined else (key,))]
+            if len(rows) <= 3:
+                found += rows
         return list(dict.fromkeys(found))
 
     # -- identity (for ingest) --------------------------------------------------------------
