@@ -547,11 +547,20 @@ class Catalog:
                 rows.append((skey, pid, source, digest, data, *version))
             db.executemany("INSERT OR REPLACE INTO copies VALUES (?,?,?,?,?,?,?,?)", rows)
             vec_rows = []
+            vec_pids = sorted({v[1] for v in vectors})
+            held: dict[tuple[str, str], Versioned] = {}
+            for start in range(0, len(vec_pids), 900):
+                part = vec_pids[start : start + 900]
+                marks = ",".join("?" * len(part))
+                for pid, text_version, ts, writer, seq in db.execute(
+                    f"SELECT pid, version, ts, writer, seq FROM vectors WHERE pid IN ({marks})", part
+                ):
+                    held[(pid, text_version)] = (ts, writer, seq)
             for version, pid, text_version, n in vectors:
-                old_v = db.execute("SELECT ts, writer, seq FROM vectors WHERE pid = ? AND version = ?",
-                                   (pid, text_version)).fetchone()
-                if old_v is not None and tuple(old_v) >= version:
+                old_v = held.get((pid, text_version))
+                if old_v is not None and old_v >= version:
                     continue
+                held[(pid, text_version)] = version
                 vec_rows.append((pid, text_version, n, *version))
                 touched.add(pid)
             db.executemany("INSERT OR REPLACE INTO vectors VALUES (?,?,?,?,?,?)", vec_rows)
