@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from rag.errors import StoreError
-from rag.identity import abstract_key, title_head, title_key
+from rag.identity import abstract_key, copies_digest, title_head, title_key
 from rag.merge import merge_papers
 from rag.text import STOPWORDS, fold, names_in
 from rag.types import Paper
@@ -463,17 +463,17 @@ class Catalog:
                 out[skey] = CopyRow(skey, pid, digest, bool(live))
         return out
 
-    def copies_of(self, paper_ids: Sequence[str]) -> dict[str, list[tuple[str, Paper]]]:
-        """Live copies (copy key, copy) of each paper."""
-        out: dict[str, list[tuple[str, Paper]]] = {}
+    def copies_of(self, paper_ids: Sequence[str]) -> dict[str, list[tuple[str, str, Paper]]]:
+        """Live copies (copy key, digest, copy) of each paper."""
+        out: dict[str, list[tuple[str, str, Paper]]] = {}
         ids = list(dict.fromkeys(paper_ids))
         for start in range(0, len(ids), 900):
             part = ids[start : start + 900]
             marks = ",".join("?" * len(part))
-            for skey, pid, data in self.db.execute(
-                f"SELECT skey, pid, data FROM copies WHERE data IS NOT NULL AND pid IN ({marks}) ORDER BY skey", part
+            for skey, pid, digest, data in self.db.execute(
+                f"SELECT skey, pid, digest, data FROM copies WHERE data IS NOT NULL AND pid IN ({marks}) ORDER BY skey", part
             ):
-                out.setdefault(pid, []).append((skey, Paper.from_dict(json.loads(data))))
+                out.setdefault(pid, []).append((skey, digest, Paper.from_dict(json.loads(data))))
         return out
 
     def states(self, paper_ids: Sequence[str]) -> dict[str, PaperState]:
@@ -518,11 +518,13 @@ class Catalog:
     # -- applying the log ------------------------------------------------------------------
     def apply(self, segment_id: str, copies: Sequence[tuple[Versioned, str, str, str, str, str | None]],
               vectors: Sequence[tuple[Versioned, str, str, int]], chunk_of: Callable[[Paper], tuple[str, int]],
-              merged: dict[str, tuple[Paper, str, int]] | None = None) -> set[str]:
+              merged: dict[str, tuple[Paper, str, int]] | None = None,
+              hints: dict[str, tuple[str, str, str, int]] | None = None) -> set[str]:
         """Apply one log segment: copies (version, copy key, paper id, source, digest, data JSON or
         None for removed) and vector entries (version, paper id, text version, chunk count or 0 for
         removed). `chunk_of(paper)` gives the text version and chunk count of a merged paper;
-        `merged` may give them ready-made (a writer has just computed them from the same copies).
+        `merged` may give them ready-made (a writer has just computed them from the same copies),
+        and `hints` (copies digest, label, version, chunks) spare the work when the copies match.
         Returns the ids of papers whose shown record changed. Idempotent."""
         with self.write() as db:
             if db.execute("SELECT 1 FROM segments WHERE id = ?", (segment_id,)).fetchone():
@@ -564,13 +566,13 @@ class Catalog:
                 vec_rows.append((pid, text_version, n, *version))
                 touched.add(pid)
             db.executemany("INSERT OR REPLACE INTO vectors VALUES (?,?,?,?,?,?)", vec_rows)
-            changed = self._refresh(db, touched, chunk_of, merged or {})
+            changed = self._refresh(db, touched, chunk_of, merged or {}, hints or {})
             db.execute("INSERT INTO segments VALUES (?)", (segment_id,))
             db.execute("INSERT INTO meta VALUES ('generation', '1') ON CONFLICT(key) DO UPDATE SET value = value + 1")
         return changed
 
     def _refresh(self, db: sqlite3.Connection, pids: set[str], chunk_of: Callable[[Paper], tuple[str, int]],
-                 known: dict[str, tuple[Paper, str, int]]) -> set[str]:
+                 known: dict[str, tuple[Paper, str, int]], hints: dict[str, tuple[str, str, str, int]]) -> set[str]:
         """Recompute the shown paper of each id from its live copies; drop papers with none."""
         changed: set[str] = set()
         ids = sorted(pids)
@@ -578,9 +580,11 @@ class Catalog:
             part = ids[start : start + 500]
             marks = ",".join("?" * len(part))
             copies: dict[str, list[Paper]] = {}
-            for pid, data in db.execute(
-                f"SELECT pid, data FROM copies WHERE data IS NOT NULL AND pid IN ({marks}) ORDER BY skey", part
+            digests: dict[str, list[str]] = {}
+            for pid, digest, data in db.execute(
+                f"SELECT pid, digest, data FROM copies WHERE data IS NOT NULL AND pid IN ({marks}) ORDER BY skey", part
             ):
+                digests.setdefault(pid, []).append(digest)
                 if pid in known:
                     copies.setdefault(pid, [])
                 else:
@@ -596,8 +600,12 @@ class Catalog:
                         self._remove_paper(db, row)
                         changed.add(pid)
                     continue
+                hint = hints.get(pid)
                 if pid in known:
                     paper, version, n_chunks = known[pid]
+                elif hint is not None and hint[0] == copies_digest(digests[pid]):
+                    paper = merge_papers(copies[pid], pid, label=hint[1])
+                    version, n_chunks = hint[2], hint[3]
                 else:
                     paper = merge_papers(copies[pid], pid)
                     version, n_chunks = chunk_of(paper)
@@ -656,11 +664,12 @@ class Catalog:
         db.executemany("INSERT INTO facets VALUES (?,?,?) ON CONFLICT(field, value) DO UPDATE SET n = n + excluded.n", rows)
 
     # -- the keyword index catches up ------------------------------------------------------
-    def unindexed(self, after: int = 0, limit: int = 5000) -> list[tuple[int, Paper]]:
-        """Papers (after paper number `after`) the keyword index does not hold yet."""
-        rows = self.db.execute("SELECT pno, data FROM papers WHERE indexed = 0 AND pno > ? ORDER BY pno LIMIT ?",
+    def unindexed(self, after: int = 0, limit: int = 5000) -> list[tuple[int, Paper, int]]:
+        """Papers (after paper number `after`) the keyword index does not hold yet, with their
+        chunk counts."""
+        rows = self.db.execute("SELECT pno, data, n_chunks FROM papers WHERE indexed = 0 AND pno > ? ORDER BY pno LIMIT ?",
                                (after, limit)).fetchall()
-        return [(r[0], Paper.from_dict(json.loads(r[1]))) for r in rows]
+        return [(r[0], Paper.from_dict(json.loads(r[1])), r[2]) for r in rows]
 
     def gone(self) -> list[int]:
         return [r[0] for r in self.db.execute("SELECT pno FROM gone")]

@@ -47,12 +47,26 @@ class VectorChange:
 
 
 @dataclass
+class PaperHint:
+    """What the writer computed for a paper from a set of copies (their `copies` digest): its
+    label and its text version and chunk count. A reader holding the same copies uses them
+    instead of computing them again, which is most of the cost of applying the log."""
+
+    pid: str
+    copies: str
+    label: str
+    version: str
+    n: int
+
+
+@dataclass
 class Segment:
     id: str
     ts: int
     writer: str
     copies: list[CopyChange] = field(default_factory=list)
     vectors: list[VectorChange] = field(default_factory=list)
+    hints: list[PaperHint] = field(default_factory=list)
 
     @classmethod
     def new(cls, writer: str) -> "Segment":
@@ -66,6 +80,7 @@ class Segment:
         body = {
             "copies": [[c.skey, c.pid, c.source, c.digest, c.data] for c in self.copies],
             "vectors": [[v.pid, v.version, v.n] for v in self.vectors],
+            "hints": [[h.pid, h.copies, h.label, h.version, h.n] for h in self.hints],
         }
         raw = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
         return base64.b64encode(zlib.compress(raw, 6)).decode("ascii")
@@ -77,7 +92,11 @@ class Segment:
             segment_id, ts, writer,
             [CopyChange(*row) for row in body["copies"]],
             [VectorChange(*row) for row in body["vectors"]],
+            [PaperHint(*row) for row in body.get("hints", [])],
         )
+
+    def hint_map(self) -> dict[str, tuple[str, str, str, int]]:
+        return {h.pid: (h.copies, h.label, h.version, h.n) for h in self.hints}
 
     def versioned(self) -> tuple[list[tuple[Versioned, str, str, str, str, str | None]], list[tuple[Versioned, str, str, int]]]:
         """Entries with their versions (time, writer, position), as `Catalog.apply` takes them."""

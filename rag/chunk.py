@@ -71,6 +71,14 @@ class Chunker:
         version = short_hash("\x1f".join(texts), 10)
         return [Chunk(ChunkId(paper.id, version, i), text, n) for i, (text, n) in enumerate(zip(texts, tokens))]
 
+    def texts(self, paper: Paper, n_chunks: int) -> list[str]:
+        """The chunk texts of a paper whose chunk count is known: one chunk needs no tokenising
+        (a title-headed abstract, or the title alone)."""
+        if n_chunks <= 1:
+            head = paper.display_title
+            return [f"{head}\n{paper.abstract}" if paper.abstract else head]
+        return [c.text for c in self.chunk(paper)]
+
     def version_of(self, paper: Paper) -> tuple[str, int]:
         """(text version, number of chunks): what the catalogue records for a paper."""
         chunks = self.chunk(paper)

@@ -84,3 +84,8 @@ def copy_digest(paper: Paper) -> str:
         data.pop(volatile, None)
     text = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:20]
+
+
+def copies_digest(digests: list[str]) -> str:
+    """One digest for a paper's set of copies: equal when the same copies say the same things."""
+    return hashlib.sha1("|".join(sorted(digests)).encode()).hexdigest()[:20]

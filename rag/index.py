@@ -32,17 +32,17 @@ from rag.errors import IndexMissingError, StoreError
 from rag.keyword import FLUSH_DOCS, KeywordIndex, SegmentBuilder
 from rag.store import ChromaStore
 from rag.text import short_hash
-from rag.types import Chunk, Paper
+from rag.types import Paper
 
 log = logging.getLogger(__name__)
 
 
-def keyword_text(paper: Paper, chunk: Chunk) -> str:
+def keyword_text(paper: Paper, chunk_text: str) -> str:
     """What BM25 sees for a chunk: its text (title and abstract piece, or the title alone) and the
     paper's label, authors, venue, year, track and decision, so all of them are searchable."""
     fields = [paper.label, "; ".join(paper.authors), paper.venue, str(paper.year or ""), paper.track,
               str(paper.extra.get("area") or ""), paper.decision]
-    return chunk.text + "\n" + " ".join(f for f in fields if f)
+    return chunk_text + "\n" + " ".join(f for f in fields if f)
 
 
 class WriteLock:
@@ -210,7 +210,7 @@ class Index:
             started = time.perf_counter()
             for segment in self.store.read_segments(pending):
                 copies, vectors = segment.versioned()
-                catalog.apply(segment.id, copies, vectors, self.chunker.version_of)
+                catalog.apply(segment.id, copies, vectors, self.chunker.version_of, hints=segment.hint_map())
             if pending:
                 log.info("applied %d log segments in %.1f s", len(pending), time.perf_counter() - started)
             self.catch_up_keyword()
@@ -232,9 +232,9 @@ class Index:
                 batch = catalog.unindexed(after=last, limit=5000)
                 if not batch:
                     break
-                for pno, paper in batch:
-                    for chunk in self.chunker.chunk(paper):
-                        builder.add(pno, chunk.id.n, keyword_text(paper, chunk))
+                for pno, paper, n_chunks in batch:
+                    for n, text in enumerate(self.chunker.texts(paper, n_chunks)):
+                        builder.add(pno, n, keyword_text(paper, text))
                     done.append(pno)
                 last = batch[-1][0]
             if not done and not gone:

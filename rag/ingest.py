@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
-from rag.changelog import CopyChange, Segment, VectorChange
+from rag.changelog import CopyChange, PaperHint, Segment, VectorChange
 from rag.chunk import Chunker
 from rag.embed import EmbedPool
 from rag.errors import InputError
-from rag.identity import abstract_key, copy_digest, copy_key, title_head
+from rag.identity import abstract_key, copies_digest, copy_digest, copy_key, title_head
 from rag.index import Index, keyword_text
 from rag.keyword import FLUSH_DOCS, SegmentBuilder
 from rag.merge import merge_papers
@@ -167,7 +167,7 @@ class Ingester:
             staged: dict[str, Staged] = {}
             if paper_ids:
                 for pid, copies in catalog.copies_of(paper_ids).items():
-                    for skey, paper in copies:
+                    for skey, _, paper in copies:
                         staged[skey] = Staged(skey, pid, None, "", paper.source, pid)
             if source:
                 for pid, skeys in catalog.source_pids(source).items():
@@ -240,7 +240,7 @@ class Ingester:
                     return target
         if prev_pid and prev_pid.startswith("a-") and prev_pid != paper.id:
             copies = catalog.copies_of([prev_pid]).get(prev_pid, [])
-            if [s for s, _ in copies] == [skey]:
+            if [c[0] for c in copies] == [skey]:
                 return prev_pid  # the same record, edited in place: it keeps its id
         return paper.id
 
@@ -270,7 +270,7 @@ class Ingester:
         for pid, reason in candidates:
             copies = moving.get(pid, [])
             self._merged_away.add(pid)
-            for skey, paper in copies:
+            for skey, _, paper in copies:
                 if skey in staged:
                     continue
                 paper.id = listed.id
@@ -282,21 +282,24 @@ class Ingester:
     def _commit(self, staged: dict[str, Staged], unchanged: set[str]) -> None:
         index, catalog = self.index, self.index.catalog
         affected = {s.pid for s in staged.values()} | {s.prev_pid for s in staged.values() if s.prev_pid}
-        copies = {pid: dict(items) for pid, items in catalog.copies_of(sorted(affected)).items()}
+        copies = {pid: {skey: (digest, paper) for skey, digest, paper in items}
+                  for pid, items in catalog.copies_of(sorted(affected)).items()}
         for s in staged.values():
             if s.prev_pid and s.prev_pid in copies:
                 copies[s.prev_pid].pop(s.skey, None)
             if s.paper is not None:
-                copies.setdefault(s.pid, {})[s.skey] = s.paper
+                copies.setdefault(s.pid, {})[s.skey] = (s.digest, s.paper)
         states = catalog.states(sorted(affected | unchanged))
         live = catalog.live_vectors(sorted(affected | unchanged))
         merged: dict[str, Paper] = {}
         chunks: dict[str, list[Chunk]] = {}
+        digest_of: dict[str, str] = {}
         for pid in sorted(affected):
             parts = list(copies.get(pid, {}).values())
             if parts:
-                merged[pid] = merge_papers(parts, pid)
+                merged[pid] = merge_papers([p for _, p in parts], pid)
                 chunks[pid] = self.chunker.chunk(merged[pid])
+                digest_of[pid] = copies_digest([d for d, _ in parts])
         # Unchanged papers are checked against Chroma: their vectors must be there.
         expected = {pid: state for pid, state in states.items() if pid in unchanged and pid not in affected}
         check_ids = [str(ChunkId(pid, st.version, n)) for pid, st in expected.items() for n in range(st.n_chunks)]
@@ -308,7 +311,8 @@ class Ingester:
                 parts = list(catalog.copies_of([pid]).get(pid, []))
                 if not parts:
                     continue
-                merged[pid] = merge_papers([p for _, p in parts], pid)
+                merged[pid] = merge_papers([p for _, _, p in parts], pid)
+                digest_of[pid] = copies_digest([d for _, d, _ in parts])
                 chunks[pid] = self.chunker.chunk(merged[pid])
                 live.pop((pid, state.version), None)
                 self.report.repaired.append(pid)
@@ -338,6 +342,8 @@ class Ingester:
         segment.copies = [CopyChange(s.skey, s.pid, s.source, s.digest, None if s.paper is None else s.paper.to_dict())
                           for s in staged.values()]
         segment.vectors = vector_changes
+        segment.hints = [PaperHint(pid, digest_of[pid], merged[pid].label, cs[0].id.version, len(cs))
+                         for pid, cs in chunks.items() if pid in digest_of]
         if not len(segment):
             return
         index.store.write_segment(segment)
@@ -365,7 +371,7 @@ class Ingester:
         for pid, pno in numbers.items():
             self._keyword.drop(pno)
             for chunk in chunks[pid]:
-                self._keyword.add(pno, chunk.id.n, keyword_text(merged[pid], chunk))
+                self._keyword.add(pno, chunk.id.n, keyword_text(merged[pid], chunk.text))
             self._keyword_done.append(pno)
         for pid in changed:
             if pid not in merged and pid in states:

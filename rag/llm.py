@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -110,7 +111,10 @@ class OpenAIChat:
 
 
 class OpenAIEmbedder:
-    """Embeddings from the endpoint's /embeddings (OPENAI_BASE_URL honoured)."""
+    """Embeddings from the endpoint's /embeddings (OPENAI_BASE_URL honoured: OpenAI,
+    text-embeddings-inference, vLLM, Infinity, Ollama). Texts go in requests of
+    `embed_request_texts`, up to `embed_concurrency` in flight at once, each retried as chat
+    requests are; the vectors come back in order."""
 
     dim = 0
 
@@ -118,10 +122,13 @@ class OpenAIEmbedder:
         if not settings.openai_api_key:
             raise LLMError("RAG_EMBEDDER=openai needs OPENAI_API_KEY")
         self.name = settings.openai_embedding_model
+        self.request_texts = settings.embed_request_texts
+        self.concurrency = settings.embed_concurrency
         self._chat = OpenAIChat(settings)
         self._client = self._chat._client
+        self._pool: ThreadPoolExecutor | None = None
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def _request(self, texts: list[str]) -> np.ndarray:
         attempt = 0
         while True:
             try:
@@ -131,7 +138,16 @@ class OpenAIEmbedder:
                 if not self._chat._may_retry(err, attempt, Usage()):
                     raise self._chat._error(err) from err
                 attempt += 1
-        matrix = np.array([d.embedding for d in sorted(got.data, key=lambda d: d.index)], dtype=np.float32)
+        return np.array([d.embedding for d in sorted(got.data, key=lambda d: d.index)], dtype=np.float32)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        parts = [texts[i : i + self.request_texts] for i in range(0, len(texts), self.request_texts)]
+        if len(parts) > 1 and self.concurrency > 1:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="embed")
+            matrix = np.vstack(list(self._pool.map(self._request, parts)))
+        else:
+            matrix = np.vstack([self._request(part) for part in parts])
         self.dim = matrix.shape[1]
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         return matrix / np.maximum(norms, 1e-12)

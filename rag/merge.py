@@ -32,7 +32,7 @@ def _authors(parts: list[Paper]) -> tuple[list[str], bool]:
     return best
 
 
-def merge_papers(parts: list[Paper], paper_id: str) -> Paper:
+def merge_papers(parts: list[Paper], paper_id: str, label: str | None = None) -> Paper:
     """One paper from all its copies. Strings: the longer non-empty value; authors: a complete
     list over a cut one; year: the first given; tracks: all kept (`extra["tracks"]`); sources:
     every file (`extra["sources"]`). Copies with an own id come first, so their values win ties."""
@@ -58,6 +58,9 @@ def merge_papers(parts: list[Paper], paper_id: str) -> Paper:
     if len(tracks) > 1:
         extra["tracks"] = tracks
     extra["sources"] = sorted({p.source for p in parts})
-    merged.label = derive_label(merged.abstract) if merged.abstract else ""
+    if label is not None:
+        merged.label = label  # computed before, from the same copies
+    else:
+        merged.label = derive_label(merged.abstract) if merged.abstract else ""
     merged.extra = extra
     return merged

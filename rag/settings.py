@@ -49,6 +49,9 @@ class Settings(BaseSettings):
     embed_concurrency: int = Field(
         default=4, ge=1, le=64, description="Embedding requests in flight at once when embedder=openai."
     )
+    embed_request_texts: int = Field(
+        default=64, ge=1, le=2048, description="Texts per embedding request when embedder=openai."
+    )
     chunk_tokens: int = Field(
         default=512, ge=64, description="Chunk size in tiktoken tokens; most abstracts fit in one."
     )

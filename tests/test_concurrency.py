@@ -96,9 +96,12 @@ def test_two_machines_write_one_chroma_server_at_once(tmp_path: Path, two_lists:
     third = hash_app(tmp_path / "machine-c", **settings)
     assert consistent(third) == (300, 300)
     assert third.status()["cache"] == "in sync"  # type: ignore[attr-defined]
+    shown = {p.id: p for _, p in third.index.catalog.iter_papers()}  # type: ignore[attr-defined]
     for machine in ("machine-a", "machine-b"):
         app = hash_app(tmp_path / machine, **settings)
         assert consistent(app) == (300, 300)
+        # Every machine derives the same papers from the log (labels and versions included).
+        assert {p.id: p for _, p in app.index.catalog.iter_papers()} == shown  # type: ignore[attr-defined]
     title = json.loads(two_lists[1].read_text(encoding="utf-8").splitlines()[7])["title"]
     assert third.search(title, k=1).hits[0].paper.title == title  # type: ignore[attr-defined]
     # A sequential re-run on either machine finds nothing to do.
