@@ -8,10 +8,10 @@ import string
 from functools import lru_cache
 from pathlib import Path
 
-from rag import PROJECT_ROOT
+from rag.resources import asset_dir
 from rag.errors import PromptError
 
-PROMPT_DIR = PROJECT_ROOT / "prompts"
+PROMPT_DIR = asset_dir("prompts")
 
 
 class Template:

@@ -12,7 +12,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from platformdirs import user_data_dir
 
-from rag import PROJECT_ROOT
+from rag.resources import asset_dir
 
 
 class Settings(BaseSettings):
@@ -23,7 +23,7 @@ class Settings(BaseSettings):
         description="Data folder: Chroma database, catalogue, keyword index (default: the user data folder).",
     )
     sample_dir: Path = Field(
-        default=PROJECT_ROOT / "data" / "sample",
+        default_factory=lambda: asset_dir("sample"),
         description="The bundled sample corpus (96 ICLR/ICML 2025 abstracts).",
     )
     chroma_host: str | None = Field(
