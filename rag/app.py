@@ -24,7 +24,12 @@ from rag.store import ChromaStore
 from rag.types import Answer, Paper
 
 if TYPE_CHECKING:
+    import threading
+
+    import numpy as np
+
     from rag.chatmodel import ChatModel
+    from rag.paper_map import PaperMap
 
 log = logging.getLogger(__name__)
 
@@ -151,3 +156,104 @@ class App:
 
     def status(self) -> dict[str, object]:
         return self.index.status()
+
+    # -- the map and the examples (UI facade) ---------------------------------------------------
+    # Bodies written over today's store (chunk vectors read from the Chroma collection); the
+    # signatures and return types are the contract.
+    def paper_vectors(self) -> "tuple[list[str], np.ndarray]":
+        """(paper ids, unit vectors): one row per paper that has embedded chunks, the normalised
+        mean of its chunk vectors; ids in catalogue order. Title-only papers are absent."""
+        import numpy as np
+
+        catalog = self.index.load().catalog
+        assert catalog is not None
+        store = self.index.store.open()
+        sums: dict[str, np.ndarray] = {}
+        offset = 0
+        while True:
+            got = store._chunks.get(include=["embeddings", "metadatas"], limit=2000, offset=offset)
+            if not len(got["ids"]):
+                break
+            for vector, meta in zip(got["embeddings"], got["metadatas"]):
+                pid = str(meta.get("paper_id", ""))
+                row = np.asarray(vector, dtype=np.float32)
+                sums[pid] = sums[pid] + row if pid in sums else row
+            offset += len(got["ids"])
+        ids = [pid for pid in catalog.papers if pid in sums]
+        if not ids:
+            return [], np.zeros((0, self.embedder.dim), dtype=np.float32)
+        matrix = np.stack([sums[pid] for pid in ids])
+        matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+        return ids, matrix
+
+    def paper_map(self) -> "PaperMap":
+        """The 2-D map of every catalogued paper (rag.paper_map), computed once per index
+        generation and cached as `paper_map.npz` in the index's cache folder. Papers without an
+        abstract are placed by their title, embedded with the index's embedder
+        (`PaperMap.embedded` is False for them)."""
+        import numpy as np
+
+        from rag.paper_map import PaperMap, compute_map
+
+        catalog = self.index.load().catalog
+        assert catalog is not None
+        generation = self.index.store.generation()
+        path = self.index.cache_dir / "paper_map.npz"
+        with self._map_lock:
+            try:
+                cached = PaperMap.load(path)
+                if cached.generation == generation and len(cached) == len(catalog):
+                    return cached
+            except (OSError, ValueError, KeyError):
+                pass
+            ids, vectors = self.paper_vectors()
+            rest = [pid for pid in catalog.papers if pid not in set(ids)]
+            if rest:
+                titles = [catalog.papers[pid].display_title for pid in rest]
+                vectors = np.vstack([vectors, self.embedder.embed(titles)]) if ids else self.embedder.embed(titles)
+            papers = [catalog.papers[pid] for pid in ids + rest]
+            embedded = np.array([True] * len(ids) + [False] * len(rest), dtype=bool)
+            built = compute_map(ids + rest, vectors, [f"{p.title}. {p.abstract}" for p in papers], embedded,
+                                generation=generation)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            built.save(path)
+            return built
+
+    @cached_property
+    def _map_lock(self) -> "threading.Lock":
+        import threading
+
+        return threading.Lock()
+
+    def example_questions(self, limit: int = 4) -> list[str]:
+        """Questions the loaded collection can answer, named after its own coined names and a
+        topic its titles share (rag.examples). Without an LLM each candidate is asked once and
+        kept only if it does not abstain; the result is cached per index generation
+        (`examples.json` in the index's cache folder). With an LLM the candidates are returned
+        unchecked (checking would spend tokens)."""
+        import json
+
+        from rag.examples import example_questions
+
+        catalog = self.index.load().catalog
+        assert catalog is not None
+        candidates = example_questions(list(catalog.papers.values()), limit * 3)
+        if self.settings.answer_mode == "llm":
+            return candidates[:limit]
+        generation = self.index.store.generation()
+        path = self.index.cache_dir / "examples.json"
+        try:
+            cached = json.loads(path.read_text())
+            if cached.get("generation") == generation and cached.get("limit") == limit:
+                return [str(q) for q in cached["questions"]]
+        except (OSError, ValueError, KeyError):
+            pass
+        kept: list[str] = []
+        for question in candidates:
+            if not self.ask(question).abstained:
+                kept.append(question)
+            if len(kept) == limit:
+                break
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"generation": generation, "limit": limit, "questions": kept}))
+        return kept

@@ -1,0 +1,220 @@
+"""A 2-D map of a collection: where each paper sits, which cluster it belongs to, and what each
+cluster is about. Pure computation over vectors and texts (no store, no I/O besides `save`/`load`).
+
+Why this shape, without UMAP or t-SNE (they pull numba/PyTorch and take minutes at 7,000 papers):
+1. PCA to at most 50 dimensions (the vectors' main directions; cheap, removes noise);
+2. k-means (k-means++ start, fixed seed) in that space gives the clusters;
+3. the 2-D picture is the linear projection that best separates those clusters (Fisher's
+   discriminant: between-cluster spread over within-cluster spread), so a colour is a region
+   rather than confetti, and distances stay those of a linear map of the vectors;
+4. each cluster is named by its distinctive words: words and word pairs frequent in its papers'
+   titles and abstracts and rare in the rest (a class-based TF-IDF).
+Everything is deterministic for a given input, so a cached map and a recomputed one agree."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from rag.text import STOPWORDS, fold, plain
+
+# Words every abstract uses; they would name every cluster the same.
+GENERIC = frozenset(
+    "model models method methods approach approaches propose proposed proposes paper papers work works result "
+    "results show shows shown demonstrate demonstrates performance task tasks data dataset datasets new novel "
+    "existing learning framework frameworks problem problems based using use used existing state art however "
+    "significantly improve improves improved improvement experiments experimental achieve achieves various "
+    "while across different training also well large many first key recent study introduce introduces "
+    "present presents provide provides challenge challenges effective efficient efficiency via can may "
+    "without within two three one often further extensive benchmark benchmarks code available github https "
+    "com www org http com abstract specifically including particular leverage leverages leveraging enable "
+    "enables address addresses potential analysis general specific allow allows compared superior "
+    "outperforms outperform better high low set sets number lead leads findings empirical empirically "
+    "theoretical theoretically understanding ability capabilities capability remain remains settings setting "
+    "beyond recently moreover thus furthermore additionally yet still even real world widely commonly".split()
+)
+
+
+@dataclass
+class PaperMap:
+    """Positions in [0, 1]², one cluster per paper, a name per cluster, and whether the paper was
+    placed from its abstract's vectors (`embedded`) or from its title alone."""
+
+    ids: list[str]
+    xy: np.ndarray  # (n, 2) float32
+    cluster: np.ndarray  # (n,) int32
+    names: list[str]  # one per cluster
+    embedded: np.ndarray  # (n,) bool
+    generation: str = ""
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def save(self, path: Path) -> None:
+        """Atomically (a reader never sees half a file)."""
+        tmp = path.with_name(path.name + ".tmp.npz")
+        np.savez(tmp, ids=np.array(self.ids, dtype=str), xy=self.xy, cluster=self.cluster,
+                 names=np.array(self.names, dtype=str), embedded=self.embedded, generation=np.array(self.generation))
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: Path) -> "PaperMap":
+        with np.load(path, allow_pickle=False) as data:
+            return cls([str(i) for i in data["ids"]], data["xy"].astype(np.float32), data["cluster"].astype(np.int32),
+                       [str(n) for n in data["names"]], data["embedded"].astype(bool), str(data["generation"]))
+
+
+def default_k(n: int) -> int:
+    """About 4 clusters for a hundred papers, 16 (the most colours one tells apart) for thousands."""
+    return int(min(16, max(2, round(math.sqrt(n) / 2.5)))) if n >= 4 else 1
+
+
+def _kmeans(x: np.ndarray, k: int, seed: int = 0, iterations: int = 40) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    n = len(x)
+    centres = [x[rng.integers(n)]]
+    dist = ((x - centres[0]) ** 2).sum(1)
+    for _ in range(1, k):  # k-means++: far points are likelier seeds
+        total = dist.sum()
+        pick = rng.choice(n, p=dist / total) if total > 0 else rng.integers(n)
+        centres.append(x[pick])
+        dist = np.minimum(dist, ((x - x[pick]) ** 2).sum(1))
+    c = np.array(centres)
+    labels = np.zeros(n, dtype=np.int32)
+    sq = (x ** 2).sum(1)[:, None]
+    for step in range(iterations):
+        d = sq - 2 * x @ c.T + (c ** 2).sum(1)[None, :]
+        new = d.argmin(1).astype(np.int32)
+        if step and np.array_equal(new, labels):
+            break
+        labels = new
+        for j in range(k):
+            members = x[labels == j]
+            c[j] = members.mean(0) if len(members) else x[rng.integers(n)]
+    return labels
+
+
+def _absorb_small(x: np.ndarray, labels: np.ndarray, least: int) -> np.ndarray:
+    """Clusters of fewer than `least` papers join the nearest larger one and the rest are
+    renumbered 0..k-1 (a two-paper cluster is an outlier, not a topic, and Fisher's projection
+    would fling it to the edge and squash everything else)."""
+    sizes = np.bincount(labels)
+    big = [j for j in range(len(sizes)) if sizes[j] >= least]
+    if not big or len(big) == len(sizes):
+        return labels
+    centres = np.array([x[labels == j].mean(0) for j in big])
+    out = labels.copy()
+    for i in np.flatnonzero(~np.isin(labels, big)):
+        out[i] = big[int(((centres - x[i]) ** 2).sum(1).argmin())]
+    remap = {old: new for new, old in enumerate(big)}
+    return np.array([remap[int(v)] for v in out], dtype=np.int32)
+
+
+def _separating_plane(x: np.ndarray, labels: np.ndarray, k: int) -> np.ndarray:
+    """Two directions maximising between-cluster over within-cluster spread (Fisher), with a
+    ridge so it stays defined when clusters are tiny; PCA's two axes when there is one cluster."""
+    d = x.shape[1]
+    if k < 3:
+        return np.eye(d, 2, dtype=np.float64)
+    mean = x.mean(0)
+    within = np.zeros((d, d))
+    between = np.zeros((d, d))
+    for j in range(k):
+        members = x[labels == j]
+        if not len(members):
+            continue
+        centre = members.mean(0)
+        dev = members - centre
+        within += dev.T @ dev
+        gap = (centre - mean)[:, None]
+        between += len(members) * gap @ gap.T
+    within += np.eye(d) * (np.trace(within) / d * 0.05 + 1e-9)
+    values, vectors = np.linalg.eigh(within)
+    whiten = vectors / np.sqrt(np.maximum(values, 1e-12))
+    b_values, b_vectors = np.linalg.eigh(whiten.T @ between @ whiten)
+    plane = whiten @ b_vectors[:, ::-1][:, :2]
+    return plane / np.linalg.norm(plane, axis=0, keepdims=True)
+
+
+def _scale(xy: np.ndarray) -> np.ndarray:
+    """To [0, 1]² keeping the aspect; the extreme 1% on each side is clipped to the border so
+    one outlier cannot squash the rest into a corner."""
+    if not len(xy):
+        return xy.astype(np.float32)
+    low = np.percentile(xy, 1, axis=0)
+    high = np.percentile(xy, 99, axis=0)
+    span = float(max((high - low).max(), 1e-9))
+    out = (np.clip(xy, low, high) - low) / span
+    out += (1 - (high - low) / span) / 2  # centre the shorter axis
+    return out.astype(np.float32)
+
+
+_WORD = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+
+
+def _terms(text: str) -> set[str]:
+    words = [w for w in _WORD.findall(fold(plain(text))) if len(w) > 2]
+    keep = [w if w not in STOPWORDS and w not in GENERIC else "" for w in words]
+    terms = {w for w in keep if w}
+    terms |= {f"{a} {b}" for a, b in zip(keep, keep[1:]) if a and b}
+    return terms
+
+
+def cluster_names(texts: Sequence[str], labels: np.ndarray, k: int, words: int = 3) -> list[str]:
+    """Each cluster's most distinctive terms (class-based TF-IDF over titles and abstracts); a word
+    pair wins over its own words ("sparse autoencoders" rather than "sparse", "autoencoders")."""
+    docs = [_terms(t) for t in texts]
+    overall: Counter[str] = Counter()
+    for terms in docs:
+        overall.update(terms)
+    n = len(docs)
+    names = []
+    for j in range(k):
+        members = [docs[i] for i in np.flatnonzero(labels == j)]
+        counts: Counter[str] = Counter()
+        for terms in members:
+            counts.update(terms)
+        floor = max(2, len(members) * 0.04)
+        scored = sorted(
+            ((c / max(len(members), 1)) * math.log((n + 1) / (overall[t] + 1)) * (1.3 if " " in t else 1.0), t)
+            for t, c in counts.items() if c >= floor
+        )[::-1]
+        chosen: list[str] = []
+        for _, term in scored:
+            if any(term in other or other in term for other in chosen):
+                continue
+            chosen.append(term)
+            if len(chosen) == words:
+                break
+        names.append(", ".join(chosen) or f"group {j + 1}")
+    return names
+
+
+def compute_map(ids: Sequence[str], vectors: np.ndarray, texts: Sequence[str], embedded: np.ndarray | None = None,
+                k: int | None = None, seed: int = 0, generation: str = "") -> PaperMap:
+    """The map of `len(ids)` papers from their vectors (one row each) and texts (title + abstract,
+    for naming the clusters)."""
+    n = len(ids)
+    if n == 0:
+        return PaperMap([], np.zeros((0, 2), np.float32), np.zeros(0, np.int32), [], np.zeros(0, bool), generation)
+    x = np.asarray(vectors, dtype=np.float64)
+    x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    x -= x.mean(0)
+    dims = min(50, x.shape[1], max(n - 1, 1))
+    values, vectors_ = np.linalg.eigh(x.T @ x)
+    reduced = x @ vectors_[:, ::-1][:, :dims]
+    k = min(k or default_k(n), n)
+    labels = _kmeans(reduced, k, seed) if k > 1 else np.zeros(n, dtype=np.int32)
+    labels = _absorb_small(reduced, labels, max(3, int(n * 0.015)))
+    k = int(labels.max()) + 1
+    plane = _separating_plane(reduced, labels, k)
+    xy = _scale(reduced @ plane)
+    names = cluster_names(texts, labels, k)
+    flags = np.ones(n, bool) if embedded is None else np.asarray(embedded, bool)
+    return PaperMap(list(ids), xy, labels.astype(np.int32), names, flags, generation)
