@@ -237,7 +237,7 @@ class App:
 
         catalog = self.index.load().catalog
         assert catalog is not None
-        candidates = example_questions(list(catalog.papers.values()), limit * 3)
+        candidates = example_questions(list(catalog.papers.values()), limit + 3)
         if self.settings.answer_mode == "llm":
             return candidates[:limit]
         generation = self.index.store.generation()

@@ -75,7 +75,20 @@ def default_k(n: int) -> int:
     return int(min(16, max(2, round(math.sqrt(n) / 2.5)))) if n >= 4 else 1
 
 
-def _kmeans(x: np.ndarray, k: int, seed: int = 0, iterations: int = 40) -> np.ndarray:
+def _kmeans(x: np.ndarray, k: int, seed: int = 0, iterations: int = 40, starts: int = 4) -> np.ndarray:
+    """Best of `starts` k-means++ runs (least within-cluster spread): one start can merge two
+    clusters and split a third."""
+    best: tuple[float, np.ndarray] | None = None
+    for start in range(starts):
+        labels = _kmeans_once(x, k, seed + start, iterations)
+        spread = float(sum(((x[labels == j] - x[labels == j].mean(0)) ** 2).sum() for j in np.unique(labels)))
+        if best is None or spread < best[0]:
+            best = (spread, labels)
+    assert best is not None
+    return best[1]
+
+
+def _kmeans_once(x: np.ndarray, k: int, seed: int, iterations: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     n = len(x)
     centres = [x[rng.integers(n)]]

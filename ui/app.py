@@ -181,20 +181,18 @@ class Handlers:
                 pieces.put(None)
 
         threading.Thread(target=work, daemon=True).start()
-        history += [{"role": "user", "content": question_html(message)}, {"role": "assistant", "content": ""}]
+        history.append({"role": "user", "content": question_html(message)})
         text = ""
         while (piece := pieces.get()) is not None:
             text += piece
-            history[-1]["content"] = streaming_html(text)
-            yield history, skip, conv, "", skip, skip, skip, skip
+            yield [*history, {"role": "assistant", "content": streaming_html(text)}], skip, conv, "", skip, skip, skip, skip
         if "error" in outcome:
-            history = history[:-2]
-            yield history, skip, conv, message, skip, skip, skip, skip
+            yield history[:-1], skip, conv, message, skip, skip, skip, skip
             raise gr.Error(outcome["error"])
         answer: Answer = outcome["answer"]
         conv.filters.append(filters)
         turn = len(session.turns) - 1
-        history[-1]["content"] = answer_html(answer, turn, filters, self.total())
+        history.append({"role": "assistant", "content": answer_html(answer, turn, filters, self.total())})
         focus = self.answer_focus(answer, message)
         md, bib = self.export_files(conv)
         yield (history, sources_html(answer, turn), conv, "", md, bib, _answer_markdown(message, answer, filters), focus)
