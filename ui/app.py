@@ -322,7 +322,7 @@ def build(app: App) -> gr.Blocks:
                                              placeholder="Ask about the papers in the collection. Each claim is cited; "
                                                          "click a number to see its source.")
                         with gr.Row():
-                            question = gr.Textbox(show_label=False, placeholder="Ask a question about the papers…",
+                            question = gr.Textbox(label="Question", show_label=False, placeholder="Ask a question about the papers…",
                                                   elem_id="question", lines=1, max_lines=4, scale=6, submit_btn=False)
                             ask_button = gr.Button("Ask", variant="primary", elem_id="ask", scale=1, min_width=80)
                             clear_button = gr.Button("New conversation", elem_id="clear", scale=1, min_width=120)
@@ -333,7 +333,7 @@ def build(app: App) -> gr.Blocks:
                                               latex_delimiters=LATEX_DELIMITERS, sanitize_html=True)
             with gr.Tab("Paper lookup", id="lookup-tab"):
                 with gr.Row():
-                    lookup_query = gr.Textbox(show_label=False, placeholder="Title, method name or author…",
+                    lookup_query = gr.Textbox(label="Look up papers", show_label=False, placeholder="Title, method name or author…",
                                               elem_id="lookup-query", max_lines=1, scale=6)
                     lookup_button = gr.Button("Look up", elem_id="lookup", scale=1, min_width=90)
                 with gr.Row(equal_height=False):

@@ -140,7 +140,7 @@ def source_card(citation: Citation, turn: int) -> str:
     badge = (f"<span class='badge ok'>support {citation.support:.2f}</span>" if citation.supported
              else f"<span class='badge bad'>unsupported (support {citation.support:.2f})</span>")
     return (
-        f"<div class='source-card' id='src-{turn}-{citation.n}' data-n='{citation.n}' data-paper='{escape(p.id)}'>"
+        f"<div class='source-card' id='src-{turn}-{citation.n}' data-n='{citation.n}'>"
         f"<div class='source-title'><span class='n'>[{citation.n}]</span> {inline_html(p.display_title)}</div>"
         f"<div class='source-meta'>{escape(format_authors(p.authors, p.authors_truncated, limit=6))}</div>"
         f"<div class='source-meta'>{meta_line(p)}{link_html(p)} {badge}</div>"
@@ -169,7 +169,7 @@ def paper_html(paper: Paper | None) -> str:
     authors = escape(format_authors(paper.authors, paper.authors_truncated))
     bib = escape(bibtex_entry(paper)).replace("\n", "&#10;")
     return one_block(
-        f"<div class='paper' data-paper='{escape(paper.id)}'>"
+        "<div class='paper'>"
         f"<div class='paper-title'>{inline_html(paper.display_title)}</div>"
         f"<div class='source-meta'>{authors}</div>"
         f"<div class='source-meta'>{meta_line(paper)}{link_html(paper)}</div>"

@@ -146,6 +146,7 @@ element.addEventListener('click', (event) => {
   if (i >= 0) trigger('select', {paper_id: view.data.ids[i]});
 });
 window.__ragMap = {
+  highlighted() { return view ? view.data.hl.map(([i, label]) => ({id: view.data.ids[i], label, title: view.data.t[i]})) : []; },
   pointOf(id) {
     if (!view) return null;
     const i = view.data.ids.indexOf(id);
