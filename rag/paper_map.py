@@ -37,7 +37,18 @@ GENERIC = frozenset(
     "enables address addresses potential analysis general specific allow allows compared superior "
     "outperforms outperform better high low set sets number lead leads findings empirical empirically "
     "theoretical theoretically understanding ability capabilities capability remain remains settings setting "
-    "beyond recently moreover thus furthermore additionally yet still even real world widely commonly".split()
+    "beyond recently moreover thus furthermore additionally yet still even real world widely commonly "
+    # English function words that STOPWORDS leaves out
+    "both has have had having due only between towards toward range per each other others own same some any "
+    "all across through whether whose whom within without upon onto off out up down once twice since until "
+    "because though although unless whereas thereby therefore hence among along around against after before "
+    "during above below further must should shall need needs needed often usually rather quite just like "
+    "given make makes made making take takes way ways thus instead either neither nor versus vs etc "
+    "state-of-the-art art sota prior previous current existing recent able via etc one two three four five "
+    "several multiple single various diverse wide range key main important critical crucial significant "
+    "substantial substantially strong stronger robust simple effective effectively efficient efficiently "
+    "problem task tasks setting settings domain domains scenarios scenario applications application "
+    "framework frameworks approach approaches technique techniques strategy strategies system systems".split()
 )
 
 
@@ -180,8 +191,9 @@ def _terms(text: str) -> set[str]:
 
 
 def cluster_names(texts: Sequence[str], labels: np.ndarray, k: int, words: int = 3) -> list[str]:
-    """Each cluster's most distinctive terms (class-based TF-IDF over titles and abstracts); a word
-    pair wins over its own words ("sparse autoencoders" rather than "sparse", "autoencoders")."""
+    """Each cluster's most distinctive terms over titles and abstracts: share of the cluster's
+    papers that use the term times the log of how much likelier they are to use it than the whole
+    collection; a word pair wins over its own words ("sparse autoencoders", not "sparse")."""
     docs = [_terms(t) for t in texts]
     overall: Counter[str] = Counter()
     for terms in docs:
@@ -194,9 +206,10 @@ def cluster_names(texts: Sequence[str], labels: np.ndarray, k: int, words: int =
         for terms in members:
             counts.update(terms)
         floor = max(2, len(members) * 0.04)
-        scored = sorted(
-            ((c / max(len(members), 1)) * math.log((n + 1) / (overall[t] + 1)) * (1.3 if " " in t else 1.0), t)
-            for t, c in counts.items() if c >= floor
+        size = max(len(members), 1)
+        scored = sorted(  # share in the cluster × log(lift over the collection): frequent here, rare elsewhere
+            ((c / size) * math.log((c / size) / (overall[t] / n)) * (1.3 if " " in t else 1.0), t)
+            for t, c in counts.items() if c >= floor and overall[t] < n * 0.5
         )[::-1]
         chosen: list[str] = []
         for _, term in scored:

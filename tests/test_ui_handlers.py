@@ -251,9 +251,15 @@ def test_map_is_cached_per_generation_and_highlights(sample_app: App) -> None:
     focus = updates[-1][-1]
     payload = handlers.map_view(focus, "ICML", ANY, "", ANY, "")
     cited = next(pid for pid, label in focus["ids"].items() if label == "1")
-    assert [first.ids[i] for i, label in payload["hl"] if label == "1"] == [cited]
+    assert [first.ids[i] for i, label, _ in payload["hl"] if label == "1"] == [cited]
     assert 0 < payload["shown"] < 96 and "venue ICML" in payload["caption"]
-    assert len(payload["t"]) == len(payload["x"]) == 96
+    assert len(payload["x"]) == len(payload["on"]) == 96 and max(payload["x"]) <= 10000
+    titles = handlers.map_titles(payload["gen"])
+    assert titles["gen"] == payload["gen"] and len(titles["t"]) == 96
+    index = first.ids.index(cited)
+    assert "PLNL" in titles["t"][index]
+    assert "PLNL" in handlers.open_map_paper(gr.EventData(None, {"index": index, "gen": payload["gen"]}))
+    assert "Click a paper" in handlers.open_map_paper(gr.EventData(None, {"index": index, "gen": "stale"}))
 
 
 def test_compute_map_is_deterministic_and_names_clusters() -> None:

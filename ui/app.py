@@ -260,11 +260,14 @@ class Handlers:
             raise gr.Error(str(err)) from err
 
     # -- the map ---------------------------------------------------------------------------------
-    def titles(self, generation: str) -> dict[str, str]:
-        if self._titles is None or self._titles[0] != generation:
-            papers = self.app.lookup("", Filters(), limit=10**9)
-            self._titles = (generation, {p.id: plain(p.display_title) for p in papers})
-        return self._titles[1]
+    def map_titles(self, generation: str) -> dict[str, Any]:
+        """Titles in map order, as plain text, for the map's hover (fetched once per generation)."""
+        paper_map = self.app.paper_map()
+        if self._titles is None or self._titles[0] != paper_map.generation:
+            papers = {p.id: p for p in self.app.lookup("", Filters(), limit=10**9)}
+            self._titles = (paper_map.generation, {pid: plain(p.display_title) for pid, p in papers.items()})
+        titles = self._titles[1]
+        return {"gen": paper_map.generation, "t": [titles.get(pid, pid)[:160] for pid in paper_map.ids]}
 
     def map_view(self, focus: dict[str, Any] | None, venue: str, year: str, track: str, decision: str,
                  author: str) -> dict[str, Any]:
@@ -274,13 +277,31 @@ class Handlers:
         except RagError as err:
             raise gr.Error(str(err)) from err
         filters = _filters(venue, year, track, decision, author)
-        shown = {p.id for p in self.app.lookup("", filters, limit=10**9)} if filters.active() else None
+        shown = None
+        if filters.active():
+            allowed = {p.id for p in self.app.lookup("", filters, limit=10**9)}
+            shown = [pid in allowed for pid in paper_map.ids]
         focus = focus or {}
         caption = focus.get("caption") or "Ask a question or look papers up: their papers are highlighted here."
         if shown is not None:
-            caption += f" · filters: {filters_text(filters)} ({len(shown):,} of {len(paper_map):,} papers)"
-        return map_payload(paper_map.ids, paper_map.xy, paper_map.cluster, paper_map.names, paper_map.embedded,
-                           self.titles(paper_map.generation), shown, dict(focus.get("ids") or {}), caption)
+            caption += f" · filters: {filters_text(filters)} ({sum(shown):,} of {len(paper_map):,} papers)"
+        index = {pid: i for i, pid in enumerate(paper_map.ids)}
+        highlight = []
+        for pid, label in dict(focus.get("ids") or {}).items():
+            paper = self.app.paper(pid) if pid in index else None
+            if paper is not None:
+                highlight.append((index[pid], str(label), plain(paper.display_title)[:160]))
+        return map_payload(paper_map.xy, paper_map.cluster, paper_map.names, paper_map.embedded, paper_map.generation,
+                           shown, highlight, caption)
+
+    def open_map_paper(self, evt: gr.EventData) -> str:
+        """A click on the map sends the point's index in the map it was drawn from."""
+        data = evt._data if isinstance(evt._data, dict) else {}
+        paper_map = self.app.paper_map()
+        index = data.get("index")
+        if data.get("gen") != paper_map.generation or not isinstance(index, int) or not 0 <= index < len(paper_map):
+            return NO_PAPER  # drawn from an older index: the next refresh redraws it
+        return paper_html(self.app.paper(paper_map.ids[index]))
 
 
 def filters_text(filters: Filters) -> str:
@@ -292,6 +313,10 @@ def filters_text(filters: Filters) -> str:
 def build(app: App) -> gr.Blocks:
     handlers = Handlers(app)
     choices = handlers.filter_choices()
+
+    def map_titles(generation: str) -> dict[str, Any]:  # a plain function: Gradio marks it as callable
+        return handlers.map_titles(generation)
+
     with gr.Blocks(title="Paper QA") as demo:
         with gr.Row(elem_id="title-row"):
             gr.Markdown("## Paper QA", elem_id="title")
@@ -347,7 +372,7 @@ def build(app: App) -> gr.Blocks:
                 with gr.Row(equal_height=False):
                     with gr.Column(scale=3):
                         paper_map = gr.HTML({}, html_template=scripts.MAP_TEMPLATE, js_on_load=scripts.MAP,
-                                            elem_id="paper-map")
+                                            elem_id="paper-map", server_functions=[map_titles])
                     with gr.Column(scale=1, min_width=260):
                         map_paper = gr.Markdown(NO_PAPER, elem_id="map-paper", latex_delimiters=LATEX_DELIMITERS,
                                                 sanitize_html=True)
@@ -366,13 +391,15 @@ def build(app: App) -> gr.Blocks:
         for trigger in (lookup_button.click, lookup_query.submit):
             trigger(handlers.lookup, [lookup_query, *filter_inputs], [table, focus])
         table.select(handlers.open_paper, None, [paper_view])
-        paper_map.select(handlers.open_paper, None, [map_paper])
+        paper_map.select(handlers.open_map_paper, None, [map_paper])
 
         def refresh_map(opened: bool, focus_value: dict[str, Any], *filter_values: str) -> Any:
             return handlers.map_view(focus_value, *filter_values) if opened else gr.skip()
 
-        map_tab.select(lambda: True, None, [map_opened], queue=False).then(
-            refresh_map, [map_opened, focus, *filter_inputs], [paper_map])
+        def open_map(focus_value: dict[str, Any], *filter_values: str) -> tuple[Any, bool]:
+            return handlers.map_view(focus_value, *filter_values), True
+
+        map_tab.select(open_map, [focus, *filter_inputs], [paper_map, map_opened])
         for component in (venue, year, decision):
             component.change(refresh_map, [map_opened, focus, *filter_inputs], [paper_map])
         for box in (track, author):

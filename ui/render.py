@@ -247,15 +247,15 @@ def bibtex_text(papers: Iterable[Paper]) -> str:
 # -- the map ---------------------------------------------------------------------------------
 
 
-def map_payload(ids: Sequence[str], xy: Any, cluster: Any, names: Sequence[str], embedded: Any,
-                titles: dict[str, str], shown: set[str] | None, highlight: dict[str, str], caption: str) -> dict[str, Any]:
-    """What the browser draws: columns rather than objects (7,000 papers are about 0.9 MB), the
-    titles as plain text (the page puts them in with textContent, never as HTML)."""
+def map_payload(xy: Any, cluster: Any, names: Sequence[str], embedded: Any, generation: str,
+                shown: Sequence[bool] | None, highlight: Sequence[tuple[int, str, str]], caption: str) -> dict[str, Any]:
+    """What the browser draws, kept small because the time to the drawn map is mostly the time to
+    move this through Gradio (7,000 papers: about 130 kB): columns of integers (positions in
+    1/10,000ths), no ids (a click sends the point's index) and no titles (the page fetches them
+    once per map generation, for the hover, with `map_titles`). Highlights carry their index,
+    label and title. Text is put into the page with textContent, never as HTML."""
     import numpy as np
 
-    n = len(ids)
-    on = [1 if shown is None or pid in shown else 0 for pid in ids]
-    index = {pid: i for i, pid in enumerate(ids)}
     clusters = np.asarray(cluster)
     labels = []
     for j, name in enumerate(names):
@@ -263,18 +263,18 @@ def map_payload(ids: Sequence[str], xy: Any, cluster: Any, names: Sequence[str],
         if mask.any():
             labels.append({"text": name, "x": float(np.median(xy[mask, 0])), "y": float(np.median(xy[mask, 1])),
                            "size": int(mask.sum()), "color": PALETTE[j % len(PALETTE)]})
-    marks = [[index[pid], label] for pid, label in highlight.items() if pid in index]
+    grid = np.rint(np.asarray(xy, dtype=np.float64) * 10000).astype(int) if len(clusters) else np.zeros((0, 2), int)
+    on = [1] * len(clusters) if shown is None else [1 if v else 0 for v in shown]
     return {
-        "ids": list(ids),
-        "x": [round(float(v), 4) for v in xy[:, 0]] if n else [],
-        "y": [round(float(v), 4) for v in xy[:, 1]] if n else [],
-        "c": [int(v) for v in cluster],
-        "e": [1 if bool(v) else 0 for v in embedded],
+        "gen": generation,
+        "x": grid[:, 0].tolist(),
+        "y": grid[:, 1].tolist(),
+        "c": clusters.astype(int).tolist(),
+        "e": np.asarray(embedded).astype(int).tolist(),
         "on": on,
-        "t": [titles.get(pid, pid)[:160] for pid in ids],
         "colors": PALETTE,
         "labels": labels,
-        "hl": marks,
+        "hl": [[i, label, title] for i, label, title in highlight],
         "caption": caption,
         "shown": sum(on),
     }

@@ -59,7 +59,16 @@ MAP_TEMPLATE = """
 # 7,000 points draw in a few milliseconds; hover and click find the nearest point.
 MAP = """
 const R = 2.6, PAD = 22;
-let view = null;
+let view = null, titles = null, asked = '';
+function loadTitles(gen) {
+  if ((titles && titles.gen === gen) || asked === gen) return;
+  asked = gen;
+  server.map_titles(gen).then((got) => { titles = got; element.dataset.titles = String(got.t.length); });
+}
+function titleOf(i) {
+  for (const [j, , title] of view.data.hl) if (j === i) return title;
+  return titles && titles.gen === view.data.gen ? titles.t[i] : '…';
+}
 const canvas = () => element.querySelector('canvas.map');
 const tip = () => element.querySelector('.map-tip');
 function draw() {
@@ -75,7 +84,8 @@ function draw() {
   ctx.clearRect(0, 0, w, h);
   const n = data.x.length, k = data.colors.length;
   const px = new Float32Array(n), py = new Float32Array(n);
-  for (let i = 0; i < n; i++) { px[i] = PAD + data.x[i] * (w - 2 * PAD); py[i] = PAD + (1 - data.y[i]) * (h - 2 * PAD); }
+  const sx = (w - 2 * PAD) / 10000, sy = (h - 2 * PAD) / 10000;
+  for (let i = 0; i < n; i++) { px[i] = PAD + data.x[i] * sx; py[i] = PAD + (10000 - data.y[i]) * sy; }
   ctx.fillStyle = 'rgba(150, 150, 150, 0.28)';
   for (let i = 0; i < n; i++) if (!data.on[i]) ctx.fillRect(px[i] - 1, py[i] - 1, 2, 2);
   const groups = new Map();
@@ -95,7 +105,8 @@ function draw() {
   ctx.textAlign = 'center'; ctx.textBaseline = 'middle'; ctx.lineJoin = 'round';
   ctx.font = '600 12px system-ui, sans-serif';
   for (const label of data.labels) {
-    const x = PAD + label.x * (w - 2 * PAD), y = PAD + (1 - label.y) * (h - 2 * PAD);
+    const half = ctx.measureText(label.text).width / 2 + 4;
+    const x = Math.min(Math.max(PAD + label.x * (w - 2 * PAD), half), w - half), y = PAD + (1 - label.y) * (h - 2 * PAD);
     ctx.lineWidth = 4; ctx.strokeStyle = 'rgba(255, 255, 255, 0.92)'; ctx.strokeText(label.text, x, y);
     ctx.fillStyle = '#1f2937'; ctx.fillText(label.text, x, y);
   }
@@ -110,8 +121,10 @@ function draw() {
   if (caption) caption.textContent = data.caption || '';
   element.dataset.drawn = String(n);
   element.dataset.shown = String(data.shown);
-  element.dataset.highlighted = data.hl.map((h) => data.ids[h[0]]).join(' ');
+  element.dataset.highlighted = String(data.hl.length);
   element.dataset.drawMs = (performance.now() - t0).toFixed(1);
+  element.dataset.drawnAt = performance.now().toFixed(0);
+  loadTitles(data.gen);
 }
 function nearest(event) {
   if (!view) return -1;
@@ -131,8 +144,7 @@ element.addEventListener('mousemove', (event) => {
   if (!t || !c || event.target !== c) return;
   const i = nearest(event);
   if (i < 0) { t.hidden = true; c.style.cursor = ''; return; }
-  const cluster = view.data.labels.find((l, j) => j === view.data.c[i]);
-  t.textContent = view.data.t[i] + (view.data.e[i] ? '' : ' (title only)');
+  t.textContent = titleOf(i) + (view.data.e[i] ? '' : ' (title only)');
   t.hidden = false;
   const r = c.getBoundingClientRect();
   t.style.left = Math.min(view.px[i] + 12, r.width - 260) + 'px';
@@ -143,19 +155,17 @@ element.addEventListener('mouseleave', () => { const t = tip(); if (t) t.hidden 
 element.addEventListener('click', (event) => {
   if (event.target !== canvas()) return;
   const i = nearest(event);
-  if (i >= 0) trigger('select', {paper_id: view.data.ids[i]});
+  if (i >= 0) trigger('select', {index: i, gen: view.data.gen});
 });
-window.__ragMap = {
-  highlighted() { return view ? view.data.hl.map(([i, label]) => ({id: view.data.ids[i], label, title: view.data.t[i]})) : []; },
-  pointOf(id) {
-    if (!view) return null;
-    const i = view.data.ids.indexOf(id);
-    if (i < 0) return null;
+window.__ragMap = {  // for tests and the benchmark: where a point is drawn, what is highlighted
+  highlighted() { return view ? view.data.hl.map(([index, label, title]) => ({index, label, title})) : []; },
+  pointOf(i) {
+    if (!view || i < 0 || i >= view.n) return null;
     const r = canvas().getBoundingClientRect();
     return {x: r.left + view.px[i], y: r.top + view.py[i]};
   },
 };
-watch('value', () => requestAnimationFrame(draw));
+watch('value', () => { element.dataset.valueAt = performance.now().toFixed(0); draw(); });
 new ResizeObserver(() => requestAnimationFrame(draw)).observe(element);
 requestAnimationFrame(draw);
 """
