@@ -53,6 +53,9 @@ CSS = """
 #status-line p { margin: 0; }
 .rendered, .sources { font-size: 0.92em; line-height: 1.45; }
 #chat .message { font-size: 0.95em; line-height: 1.5; }
+#chat .answer p, #chat .answer ul, #chat .answer ol { margin: 0.25em 0; }
+#chat .answer li { margin: 0.2em 0; }
+.panel-head { font-size: 0.8em; text-transform: uppercase; letter-spacing: 0.04em; opacity: 0.6; margin: 2px 0 6px; }
 .source-card { border: 1px solid var(--border-color-primary); border-radius: 6px; padding: 7px 10px; margin-bottom: 7px; background: var(--background-fill-primary); }
 .source-card.selected, .source-card:target { outline: 2px solid #f59e0b; }
 .source-title, .paper-title { font-weight: 600; }
@@ -78,19 +81,21 @@ a.cite { font-weight: 600; text-decoration: none; padding: 0 1px; }
 #sources, #paper-view, #map-paper { max-height: 640px; overflow-y: auto; }
 #sidebar .block { margin-bottom: 2px; }
 #active-filters { font-size: 0.85em; opacity: 0.85; }
-table.lookup { width: 100%; border-collapse: collapse; table-layout: fixed; font-size: 0.88em; }
+table.lookup { width: 100%; border-collapse: collapse; table-layout: fixed; font-size: 0.88em; line-height: 1.35; }
 table.lookup th { text-align: left; font-weight: 600; padding: 5px 6px; border-bottom: 2px solid var(--border-color-primary); white-space: nowrap; position: sticky; top: 0; background: var(--background-fill-primary); }
-table.lookup td { padding: 4px 6px; border-bottom: 1px solid var(--border-color-primary); vertical-align: top; overflow-wrap: anywhere; }
+table.lookup td { padding: 4px 6px; border-bottom: 1px solid var(--border-color-primary); vertical-align: top; overflow-wrap: break-word; }
 table.lookup tbody tr { cursor: pointer; } table.lookup tbody tr:hover { background: var(--background-fill-secondary); }
 table.lookup tr.picked { background: #fef3c7 !important; }
-table.lookup col.c-n { width: 2.6em; } table.lookup col.c-title { width: 38%; } table.lookup col.c-authors { width: 22%; }
-table.lookup col.c-venue { width: 5.5em; } table.lookup col.c-year { width: 3.6em; } table.lookup col.c-track { width: 14%; } table.lookup col.c-decision { width: 7em; }
+table.lookup col.c-n { width: 2.4em; } table.lookup col.c-title { width: 38%; } table.lookup col.c-authors { width: 22%; }
+table.lookup col.c-venue { width: 5em; } table.lookup col.c-year { width: 4.4em; } table.lookup col.c-track { width: 20%; } table.lookup col.c-decision { width: 6.5em; }
 .title-only { font-size: 0.8em; opacity: 0.7; border: 1px solid var(--border-color-primary); border-radius: 4px; padding: 0 3px; margin-left: 4px; }
 .lookup-count { font-size: 0.85em; opacity: 0.75; margin: 4px 0; }
 #lookup-results { max-height: 560px; overflow-y: auto; }
 .map-wrap { position: relative; }
 .map-caption { font-size: 0.85em; opacity: 0.8; min-height: 1.2em; margin-bottom: 4px; }
 canvas.map { width: 100%; height: 620px; display: block; border: 1px solid var(--border-color-primary); border-radius: 6px; background: #fcfcfd; }
+.map-legend { display: flex; flex-wrap: wrap; gap: 2px 12px; font-size: 0.8em; margin-top: 6px; }
+.map-legend span.dot { display: inline-block; width: 9px; height: 9px; border-radius: 50%; margin-right: 4px; vertical-align: baseline; }
 .map-tip { position: absolute; max-width: 250px; background: #111827; color: #f9fafb; font-size: 12px; padding: 4px 7px; border-radius: 4px; pointer-events: none; z-index: 5; }
 footer { display: none !important; }
 """
@@ -317,7 +322,7 @@ def build(app: App) -> gr.Blocks:
     def map_titles(generation: str) -> dict[str, Any]:  # a plain function: Gradio marks it as callable
         return handlers.map_titles(generation)
 
-    with gr.Blocks(title="Paper QA") as demo:
+    with gr.Blocks(title="Paper QA", fill_width=True) as demo:
         with gr.Row(elem_id="title-row"):
             gr.Markdown("## Paper QA", elem_id="title")
             gr.Markdown(handlers.header(), elem_id="status-line")
@@ -331,6 +336,7 @@ def build(app: App) -> gr.Blocks:
             track = gr.Textbox(label="Track or area contains", elem_id="f-track", max_lines=1)
             author = gr.Textbox(label="Author name contains", elem_id="f-author", max_lines=1)
             gr.Markdown("**This conversation**")
+            clear_button = gr.Button("New conversation", size="sm", elem_id="clear")
             copy_button = gr.Button("Copy answer", size="sm", elem_id="copy-answer")
             md_button = gr.DownloadButton("Export conversation (.md)", value=None, interactive=False, size="sm",
                                           elem_id="export-md")
@@ -346,11 +352,10 @@ def build(app: App) -> gr.Blocks:
                                              feedback_options=None, buttons=[],
                                              placeholder="Ask about the papers in the collection. Each claim is cited; "
                                                          "click a number to see its source.")
-                        with gr.Row():
+                        with gr.Row(equal_height=True):
                             question = gr.Textbox(label="Question", show_label=False, placeholder="Ask a question about the papers…",
-                                                  elem_id="question", lines=1, max_lines=4, scale=6, submit_btn=False)
-                            ask_button = gr.Button("Ask", variant="primary", elem_id="ask", scale=1, min_width=80)
-                            clear_button = gr.Button("New conversation", elem_id="clear", scale=1, min_width=120)
+                                                  elem_id="question", lines=1, max_lines=4, scale=8, submit_btn=False)
+                            ask_button = gr.Button("Ask", variant="primary", elem_id="ask", scale=1, min_width=90)
                         examples = gr.Dataset(components=[question], samples=[], label="Examples from this collection",
                                               elem_id="examples", type="values")
                     with gr.Column(scale=2):
@@ -360,12 +365,12 @@ def build(app: App) -> gr.Blocks:
                 with gr.Row():
                     lookup_query = gr.Textbox(label="Look up papers", show_label=False, placeholder="Title, method name or author…",
                                               elem_id="lookup-query", max_lines=1, scale=6)
-                    lookup_button = gr.Button("Look up", elem_id="lookup", scale=1, min_width=90)
+                    lookup_button = gr.Button("Look up", variant="primary", elem_id="lookup", scale=1, min_width=90)
                 with gr.Row(equal_height=False):
-                    with gr.Column(scale=3):
+                    with gr.Column(scale=5):
                         table = gr.HTML("<div class='sources-empty'>Type a title, a method name or an author.</div>",
-                                        elem_id="lookup-results", js_on_load=scripts.LOOKUP)
-                    with gr.Column(scale=2):
+                                        elem_id="lookup-results", js_on_load=scripts.LOOKUP, apply_default_css=False)
+                    with gr.Column(scale=3):
                         paper_view = gr.Markdown(NO_PAPER, elem_id="paper-view", latex_delimiters=LATEX_DELIMITERS,
                                                  sanitize_html=True)
             with gr.Tab("Map", id="map-tab") as map_tab:
@@ -384,8 +389,8 @@ def build(app: App) -> gr.Blocks:
             trigger(handlers.respond, inputs, outputs, concurrency_limit=2, concurrency_id="answer",
                     show_progress="minimal")
         chatbot.select(handlers.select_answer, [conv], [sources], queue=False)
-        clear_button.click(handlers.clear, None, [chatbot, sources, conv, md_button, bib_button, copy_text, focus],
-                           queue=False)
+        for trigger in (clear_button.click, chatbot.clear):  # the chat's own bin icon starts over too
+            trigger(handlers.clear, None, [chatbot, sources, conv, md_button, bib_button, copy_text, focus], queue=False)
         copy_button.click(None, [copy_text], None, js=scripts.COPY)
         examples.click(lambda value: value[0] if value else gr.skip(), [examples], [question], queue=False)
         for trigger in (lookup_button.click, lookup_query.submit):

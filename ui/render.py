@@ -4,6 +4,7 @@ a paper or a model goes through ui/safe.py; the structure around it is ours."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -93,13 +94,19 @@ def abstract_html(paper: Paper, quote: str = "", collapse: bool = True) -> str:
 # -- the chat --------------------------------------------------------------------------------
 
 
+def _tight(fragment: str) -> str:
+    """No newlines next to tags: the chat shows messages with `white-space: pre-wrap`, where the
+    renderer's newlines between blocks would become blank lines."""
+    return re.sub(r"\n+(?=<)|(?<=>)\n+", "", fragment)
+
+
 def question_html(question: str) -> str:
     return f"<div class='question'>{escape(question)}</div>"
 
 
 def streaming_html(text: str) -> str:
     """A partial answer, through the same renderer as the final one."""
-    return f"<div class='answer streaming'>{markdown_html(text)}</div>"
+    return f"<div class='answer streaming'>{_tight(markdown_html(text))}</div>"
 
 
 def _related(answer: Answer) -> str:
@@ -117,7 +124,7 @@ def _related(answer: Answer) -> str:
 
 def answer_html(answer: Answer, turn: int, filters: Filters = Filters(), total: int | None = None) -> str:
     valid = {c.n for c in answer.citations}
-    body = markdown_html(answer.text, turn=turn, valid=valid)
+    body = _tight(markdown_html(answer.text, turn=turn, valid=valid))
     flagged = [c for c in answer.claims if not c.supported]
     notes = "".join(
         f"<div class='unsupported'>⚠ unsupported: {inline_html(c.text[:160])} ({escape(c.reason)})</div>" for c in flagged)
@@ -156,7 +163,8 @@ def sources_html(answer: Answer | None, turn: int) -> str:
             return one_block("<div class='sources-empty'>Nothing found: no paper matches this question and these filters.</div>")
         return one_block("<div class='sources-empty'>No source cited: the retrieved abstracts do not answer this question.</div>")
     cards = "".join(source_card(c, turn) for c in answer.citations)
-    return one_block(f"<div class='sources' data-turn='{turn}'>{cards}</div>")
+    head = f"<div class='panel-head'>Sources of answer {turn + 1}</div>"
+    return one_block(f"<div class='sources' data-turn='{turn}'>{head}{cards}</div>")
 
 
 # -- papers ----------------------------------------------------------------------------------

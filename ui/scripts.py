@@ -52,6 +52,7 @@ MAP_TEMPLATE = """
   <div class="map-caption"></div>
   <canvas class="map" aria-label="map of the papers"></canvas>
   <div class="map-tip" hidden></div>
+  <div class="map-legend"></div>
 </div>
 """
 
@@ -110,15 +111,29 @@ function draw() {
     ctx.lineWidth = 4; ctx.strokeStyle = 'rgba(255, 255, 255, 0.92)'; ctx.strokeText(label.text, x, y);
     ctx.fillStyle = '#1f2937'; ctx.fillText(label.text, x, y);
   }
-  ctx.font = '700 9px system-ui, sans-serif';
-  for (const [i, label] of data.hl) {
-    ctx.beginPath(); ctx.arc(px[i], py[i], 7.5, 0, 6.2832);
+  ctx.font = '700 10px system-ui, sans-serif';
+  for (const [i, label] of data.hl) if (!label) {  // retrieved, not cited: a ring
+    ctx.beginPath(); ctx.arc(px[i], py[i], 5, 0, 6.2832);
+    ctx.fillStyle = '#ffffff'; ctx.fill(); ctx.lineWidth = 2; ctx.strokeStyle = '#111827'; ctx.stroke();
+  }
+  for (const [i, label] of data.hl) if (label) {  // cited (or a lookup's first results): numbered
+    ctx.beginPath(); ctx.arc(px[i], py[i], 8.5, 0, 6.2832);
     ctx.fillStyle = '#111827'; ctx.fill(); ctx.lineWidth = 2.5; ctx.strokeStyle = '#f59e0b'; ctx.stroke();
-    if (label) { ctx.fillStyle = '#ffffff'; ctx.fillText(label, px[i], py[i] + 0.5); }
+    ctx.fillStyle = '#ffffff'; ctx.fillText(label, px[i], py[i] + 0.5);
   }
   view = {px, py, n, data};
   const caption = element.querySelector('.map-caption');
   if (caption) caption.textContent = data.caption || '';
+  const legend = element.querySelector('.map-legend');
+  if (legend && legend.dataset.gen !== data.gen) {
+    legend.replaceChildren(...data.labels.map((l) => {
+      const item = document.createElement('span'), dot = document.createElement('span');
+      dot.className = 'dot'; dot.style.background = l.color;
+      item.append(dot, document.createTextNode(`${l.text} (${l.size})`));
+      return item;
+    }));
+    legend.dataset.gen = data.gen;
+  }
   element.dataset.drawn = String(n);
   element.dataset.shown = String(data.shown);
   element.dataset.highlighted = String(data.hl.length);
