@@ -268,6 +268,10 @@ def test_chat_cites_copies_and_exports(browser: Any, sample_ui: str) -> None:
     with open_page(browser, sample_ui) as rec:
         page = rec.page
         expect(page.locator("#examples")).to_contain_text("?", timeout=90000)  # examples from this collection
+        example = page.locator("#examples button").first
+        wording = example.inner_text().strip()
+        example.click()
+        expect(page.locator("#question textarea")).to_have_value(wording)
         ask(page, "Which paper introduced PersuasionBench?")
         expect(page.locator("#chat")).to_contain_text("PersuasionBench")
         card = page.locator("#sources .source-card").first
