@@ -4,9 +4,13 @@ cluster is about. Pure computation over vectors and texts (no store, no I/O besi
 Why this shape, without UMAP or t-SNE (they pull numba/PyTorch and take minutes at 7,000 papers):
 1. PCA to at most 50 dimensions (the vectors' main directions; cheap, removes noise);
 2. k-means (k-means++ start, fixed seed) in that space gives the clusters;
-3. the 2-D picture is the linear projection that best separates those clusters (Fisher's
-   discriminant: between-cluster spread over within-cluster spread), so a colour is a region
-   rather than confetti, and distances stay those of a linear map of the vectors;
+3. the 2-D picture: each cluster a disc (area in proportion to its papers), placed by classical
+   MDS of the cluster centres (similar topics sit near each other) and pushed apart until no two
+   discs overlap; inside its disc a paper is placed along the cluster's own two main directions,
+   and a paper nearly as close to a second cluster leans toward it. A linear projection of 16
+   clusters onto a plane (PCA, or Fisher's discriminant) mixes the colours into confetti at 7,000
+   papers; this keeps a colour a region, at the price of distances between clusters being only
+   roughly those of the vectors;
 4. each cluster is named by its distinctive words: words and word pairs frequent in its papers'
    titles and abstracts and rare in the rest (a class-based TF-IDF).
 Everything is deterministic for a given input, so a cached map and a recomputed one agree."""
@@ -140,39 +144,72 @@ def _absorb_small(x: np.ndarray, labels: np.ndarray, least: int) -> np.ndarray:
     return np.array([remap[int(v)] for v in out], dtype=np.int32)
 
 
-def _separating_plane(x: np.ndarray, labels: np.ndarray, k: int) -> np.ndarray:
-    """Two directions maximising between-cluster over within-cluster spread (Fisher), with a
-    ridge so it stays defined when clusters are tiny; PCA's two axes when there is one cluster."""
-    d = x.shape[1]
-    if k < 3:
-        return np.eye(d, 2, dtype=np.float64)
-    mean = x.mean(0)
-    within = np.zeros((d, d))
-    between = np.zeros((d, d))
+def _centre_layout(centres: np.ndarray, radii: np.ndarray, steps: int = 300) -> np.ndarray:
+    """2-D positions for the clusters: classical MDS of their centres' distances (similar topics
+    end up near each other), then pushed apart until discs of the given radii do not overlap."""
+    k = len(centres)
+    if k == 1:
+        return np.zeros((1, 2))
+    sq = ((centres[:, None, :] - centres[None, :, :]) ** 2).sum(-1)
+    j = np.eye(k) - 1.0 / k
+    values, vectors = np.linalg.eigh(-0.5 * j @ sq @ j)
+    pos = vectors[:, ::-1][:, :2] * np.sqrt(np.maximum(values[::-1][:2], 1e-12))
+    spread = np.sqrt((pos ** 2).sum(1)).max() or 1.0
+    pos = pos / spread * radii.sum() * 0.3  # start crowded: the push below opens just enough room
+    rng = np.random.default_rng(0)
+    pos += rng.normal(scale=1e-6, size=pos.shape)  # coincident centres still get a direction
+    for _ in range(steps):
+        gap = pos[:, None, :] - pos[None, :, :]
+        dist = np.sqrt((gap ** 2).sum(-1)) + np.eye(k)
+        need = (radii[:, None] + radii[None, :]) * 1.15
+        overlap = np.clip(need - dist, 0, None) * (1 - np.eye(k))
+        if not overlap.any():
+            break
+        pos += (gap / dist[..., None] * overlap[..., None] * 0.5).sum(1)
+    return pos
+
+
+def _layout(x: np.ndarray, labels: np.ndarray, k: int) -> np.ndarray:
+    """Each cluster a disc (area in proportion to its papers) placed by `_centre_layout`; inside
+    it, papers spread along the cluster's own two main directions; a paper almost as close to a
+    second cluster leans toward that one, so borders read as borders."""
+    sizes = np.bincount(labels, minlength=k).astype(float)
+    centres = np.array([x[labels == j].mean(0) for j in range(k)])
+    radii = np.sqrt(sizes / sizes.max())
+    anchor = _centre_layout(centres, radii)
+    xy = np.zeros((len(x), 2))
     for j in range(k):
-        members = x[labels == j]
-        if not len(members):
-            continue
-        centre = members.mean(0)
-        dev = members - centre
-        within += dev.T @ dev
-        gap = (centre - mean)[:, None]
-        between += len(members) * gap @ gap.T
-    within += np.eye(d) * (np.trace(within) / d * 0.05 + 1e-9)
-    values, vectors = np.linalg.eigh(within)
-    whiten = vectors / np.sqrt(np.maximum(values, 1e-12))
-    b_values, b_vectors = np.linalg.eigh(whiten.T @ between @ whiten)
-    plane = whiten @ b_vectors[:, ::-1][:, :2]
-    return plane / np.linalg.norm(plane, axis=0, keepdims=True)
+        idx = np.flatnonzero(labels == j)
+        dev = x[idx] - centres[j]
+        if len(idx) > 2:
+            _, _, vt = np.linalg.svd(dev, full_matrices=False)
+            local = dev @ vt[:2].T
+        else:
+            local = np.zeros((len(idx), 2))
+        norm = np.sqrt((local ** 2).sum(1))
+        scale = np.percentile(norm, 90) if len(idx) > 2 and norm.any() else 1.0
+        squeezed = np.tanh(norm / (scale or 1.0)) / np.maximum(norm, 1e-12)  # radius -> within the disc
+        xy[idx] = anchor[j] + local * squeezed[:, None] * radii[j] * 0.95
+    if k > 1:  # lean toward the second-closest cluster, by how close a second it is
+        d = ((x[:, None, :] - centres[None, :, :]) ** 2).sum(-1)
+        order = np.argsort(d, axis=1)
+        first, second = order[:, 0], order[:, 1]
+        rows = np.arange(len(x))
+        margin = (d[rows, second] - d[rows, first]) / np.maximum(d[rows, first], 1e-12)
+        lean = 0.35 * np.exp(-4 * margin)[:, None]
+        toward = anchor[second] - anchor[labels]
+        length = np.maximum(np.sqrt((toward ** 2).sum(1, keepdims=True)), 1e-12)
+        xy += lean * toward / length * radii[labels][:, None]
+    return xy
 
 
 def _scale(xy: np.ndarray) -> np.ndarray:
-    """To [0, 1]² keeping the aspect; the extreme 1% on each side is clipped to the border so
-    one outlier cannot squash the rest into a corner."""
+    """To [0, 1]² keeping the aspect (the layout keeps every paper inside its cluster's disc, so
+    there are no far outliers to clip)."""
     if not len(xy):
         return xy.astype(np.float32)
-    low = np.percentile(xy, 1, axis=0)
-    high = np.percentile(xy, 99, axis=0)
+    low = xy.min(0)
+    high = xy.max(0)
     span = float(max((high - low).max(), 1e-9))
     out = (np.clip(xy, low, high) - low) / span
     out += (1 - (high - low) / span) / 2  # centre the shorter axis
@@ -239,8 +276,7 @@ def compute_map(ids: Sequence[str], vectors: np.ndarray, texts: Sequence[str], e
     labels = _kmeans(reduced, k, seed) if k > 1 else np.zeros(n, dtype=np.int32)
     labels = _absorb_small(reduced, labels, max(3, int(n * 0.015)))
     k = int(labels.max()) + 1
-    plane = _separating_plane(reduced, labels, k)
-    xy = _scale(reduced @ plane)
+    xy = _scale(_layout(reduced, labels, k))
     names = cluster_names(texts, labels, k)
     flags = np.ones(n, bool) if embedded is None else np.asarray(embedded, bool)
     return PaperMap(list(ids), xy, labels.astype(np.int32), names, flags, generation)
