@@ -197,7 +197,9 @@ class App:
 
         catalog = self.index.load().catalog
         assert catalog is not None
-        generation = self.index.store.generation()
+        # The generation load() just read; asking the store again would reopen its collection
+        # under a query running in another thread.
+        generation = str(self.index._generation or "")
         path = self.index.cache_dir / "paper_map.npz"
         with self._map_lock:
             try:
@@ -240,7 +242,7 @@ class App:
         candidates = example_questions(list(catalog.papers.values()), limit + 3)
         if self.settings.answer_mode == "llm":
             return candidates[:limit]
-        generation = self.index.store.generation()
+        generation = str(self.index._generation or "")
         path = self.index.cache_dir / "examples.json"
         try:
             cached = json.loads(path.read_text())

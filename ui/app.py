@@ -145,12 +145,13 @@ class Handlers:
         facets = self.app.facets()
         return {name: [ANY] + values for name, values in facets.items()}
 
-    def examples(self) -> Any:
+    def examples(self) -> list[str]:
+        """Asked once at start-up, before the app serves anyone (checking them runs answers,
+        which must not overlap a user's; the result is cached per index generation)."""
         try:
-            questions = self.app.example_questions(4)
+            return self.app.example_questions(4)
         except RagError:
-            questions = []
-        return gr.Dataset(samples=[[q] for q in questions])
+            return []
 
     def total(self) -> int:
         return int(str(self.app.status()["papers"]))
@@ -318,6 +319,7 @@ def filters_text(filters: Filters) -> str:
 def build(app: App) -> gr.Blocks:
     handlers = Handlers(app)
     choices = handlers.filter_choices()
+    example_questions = handlers.examples()
 
     def map_titles(generation: str) -> dict[str, Any]:  # a plain function: Gradio marks it as callable
         return handlers.map_titles(generation)
@@ -356,8 +358,8 @@ def build(app: App) -> gr.Blocks:
                             question = gr.Textbox(label="Question", show_label=False, placeholder="Ask a question about the papers…",
                                                   elem_id="question", lines=1, max_lines=4, scale=8, submit_btn=False)
                             ask_button = gr.Button("Ask", variant="primary", elem_id="ask", scale=1, min_width=90)
-                        examples = gr.Dataset(components=[question], samples=[], label="Examples from this collection",
-                                              elem_id="examples", type="values")
+                        examples = gr.Dataset(components=[question], samples=[[q] for q in example_questions],
+                                              label="Examples from this collection", elem_id="examples", type="values")
                     with gr.Column(scale=2):
                         sources = gr.Markdown(NO_SOURCES, label="Sources", elem_id="sources",
                                               latex_delimiters=LATEX_DELIMITERS, sanitize_html=True)
@@ -410,7 +412,6 @@ def build(app: App) -> gr.Blocks:
         for box in (track, author):
             box.submit(refresh_map, [map_opened, focus, *filter_inputs], [paper_map])
         focus.change(refresh_map, [map_opened, focus, *filter_inputs], [paper_map])
-        demo.load(handlers.examples, None, [examples])
     demo.queue(default_concurrency_limit=4, max_size=64)
     return demo
 

@@ -131,7 +131,8 @@ function draw() {
       dot.className = 'dot'; dot.style.background = l.color;
       item.append(dot, document.createTextNode(`${l.text} (${l.size})`));
       return item;
-    }));
+    }), ...(data.e.includes(0) ? [Object.assign(document.createElement('span'), {className: 'hollow',
+      textContent: '◦ hollow: no abstract, placed by its title'})] : []));
     legend.dataset.gen = data.gen;
   }
   element.dataset.drawn = String(n);
