@@ -270,7 +270,7 @@ def compute_map(ids: Sequence[str], vectors: np.ndarray, texts: Sequence[str], e
     x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
     x -= x.mean(0)
     dims = min(50, x.shape[1], max(n - 1, 1))
-    values, vectors_ = np.linalg.eigh(x.T @ x)
+    _, vectors_ = np.linalg.eigh(x.T @ x)
     reduced = x @ vectors_[:, ::-1][:, :dims]
     k = min(k or default_k(n), n)
     labels = _kmeans(reduced, k, seed) if k > 1 else np.zeros(n, dtype=np.int32)

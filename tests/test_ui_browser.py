@@ -69,14 +69,14 @@ class Beacon:
             def log_message(self, *args: object) -> None:
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 beacon.hits.append(f"GET {self.path}")
                 self.send_response(200)
                 self.send_header("Content-Type", "image/png")
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 beacon.hits.append(f"POST {self.path}")
                 self.send_response(200)
                 self.send_header("Content-Length", "0")

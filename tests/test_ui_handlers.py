@@ -240,6 +240,9 @@ def test_examples_come_from_the_collection_and_answer(sample_app: App) -> None:
 
 
 def test_map_is_cached_per_generation_and_highlights(sample_app: App) -> None:
+    ids, vectors = sample_app.paper_vectors()
+    assert len(ids) == 96 and vectors.shape == (96, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-4)
     first = sample_app.paper_map()
     assert len(first) == 96 and first.xy.shape == (96, 2) and len(first.names) >= 2
     assert float(first.xy.min()) >= 0 and float(first.xy.max()) <= 1
