@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from itertools import islice
 import os
 import shutil
 from dataclasses import dataclass
@@ -29,7 +30,12 @@ from rag.store import ChromaStore
 from rag.types import Answer, Paper
 
 if TYPE_CHECKING:
+    import threading
+
+    import numpy as np
+
     from rag.chatmodel import ChatModel
+    from rag.paper_map import PaperMap
 
 log = logging.getLogger(__name__)
 
@@ -172,8 +178,18 @@ class App:
         return self.pipeline.answer(question, filters=filters, k=k)
 
     def lookup(self, query: str = "", filters: Filters = Filters(), limit: int = 50) -> list[Paper]:
-        """Catalogue entries matching a title, label, author or method name, most relevant first."""
-        return self.index.load().catalog.lookup(query, filters, limit)
+        """Catalogue entries matching a title, label, author or method name, most relevant first:
+        the whole title, then title, label and author words, then mentions in the abstract (BM25).
+        Without a query: the papers passing the filters."""
+        loaded = self.index.load()
+        found = loaded.catalog.lookup(query, filters, limit)
+        if query.strip() and len(found) < limit:
+            allowed = loaded.catalog.allowed(filters)
+            mentions = Retriever.keyword(loaded, query, limit, allowed)
+            seen = {p.id for p in found}
+            extra = loaded.catalog.get_many([pid for pid in mentions if pid not in seen])
+            found += [extra[pid] for pid in mentions if pid in extra][: limit - len(found)]
+        return found
 
     def paper(self, paper_id: str) -> Paper | None:
         return self.index.load().catalog.get(paper_id)
@@ -185,3 +201,103 @@ class App:
 
     def status(self) -> dict[str, object]:
         return self.index.status()
+
+    # -- the map and the examples (UI facade) ---------------------------------------------------
+    # Bodies written over today's store (chunk vectors read from the Chroma collection); the
+    # signatures and return types are the contract.
+    def paper_vectors(self) -> "tuple[list[str], np.ndarray]":
+        """(paper ids, unit vectors): one row per paper with vectors in Chroma (title-only
+        papers included: their vector is their title's), the normalised mean of its chunk
+        vectors; ids in catalogue order."""
+        import numpy as np
+
+        from rag.types import ChunkId
+
+        loaded = self.index.load()
+        pids = [p.id for _, p in loaded.catalog.iter_papers()]
+        live = loaded.catalog.live_vectors(pids)
+        chunk_ids = {pid: [str(ChunkId(pid, version, i)) for i in range(n)] for (pid, version), n in live.items()}
+        vectors = loaded.store.vectors([c for ids in chunk_ids.values() for c in ids])
+        ids, rows = [], []
+        for pid in pids:
+            found = [vectors[c] for c in chunk_ids.get(pid, []) if c in vectors]
+            if found:
+                ids.append(pid)
+                rows.append(np.mean(found, axis=0))
+        if not ids:
+            return [], np.zeros((0, self.embedder.dim), dtype=np.float32)
+        matrix = np.vstack(rows).astype(np.float32)
+        matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+        return ids, matrix
+
+    def paper_map(self) -> "PaperMap":
+        """The 2-D map of every catalogued paper (rag.paper_map), computed once per catalogue
+        generation and cached as `paper_map.npz` in the index's cache folder. A paper whose
+        vectors are missing is placed by its title, embedded now (`PaperMap.embedded` False)."""
+        import numpy as np
+
+        from rag.paper_map import PaperMap, compute_map
+
+        catalog = self.index.load().catalog
+        generation = str(catalog.generation)
+        path = self.index.folder / "paper_map.npz"
+        with self._map_lock:
+            try:
+                cached = PaperMap.load(path)
+                if cached.generation == generation and len(cached) == len(catalog):
+                    return cached
+            except (OSError, ValueError, KeyError):
+                pass
+            ids, vectors = self.paper_vectors()
+            papers = {p.id: p for _, p in catalog.iter_papers()}
+            have = set(ids)
+            rest = [pid for pid in papers if pid not in have]
+            if rest:
+                titles = [papers[pid].display_title for pid in rest]
+                vectors = np.vstack([vectors, self.embedder.embed(titles)]) if ids else self.embedder.embed(titles)
+            ordered = [papers[pid] for pid in ids + rest]
+            embedded = np.array([True] * len(ids) + [False] * len(rest), dtype=bool)
+            built = compute_map(ids + rest, vectors, [f"{p.title}. {p.abstract}" for p in ordered], embedded,
+                                generation=generation)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            built.save(path)
+            return built
+
+    @cached_property
+    def _map_lock(self) -> "threading.Lock":
+        import threading
+
+        return threading.Lock()
+
+    def example_questions(self, limit: int = 4) -> list[str]:
+        """Questions the loaded collection can answer, named after its own coined names and a
+        topic its titles share (rag.examples). Without an LLM each candidate is asked once and
+        kept only if it does not abstain; the result is cached per index generation
+        (`examples.json` in the index's cache folder). With an LLM the candidates are returned
+        unchecked (checking would spend tokens)."""
+        import json
+
+        from rag.examples import example_questions
+
+        catalog = self.index.load().catalog
+        sample = [p for _, p in islice(catalog.iter_papers(), 20000)]  # enough to find names and topics
+        candidates = example_questions(sample, limit + 3)
+        if self.settings.answer_mode == "llm":
+            return candidates[:limit]
+        generation = str(catalog.generation)
+        path = self.index.folder / "examples.json"
+        try:
+            cached = json.loads(path.read_text())
+            if cached.get("generation") == generation and cached.get("limit") == limit:
+                return [str(q) for q in cached["questions"]]
+        except (OSError, ValueError, KeyError):
+            pass
+        kept: list[str] = []
+        for question in candidates:
+            if not self.ask(question).abstained:
+                kept.append(question)
+            if len(kept) == limit:
+                break
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"generation": generation, "limit": limit, "questions": kept}))
+        return kept

@@ -5,6 +5,7 @@ Replies come from a queue, one per chat request; each is a dict:
     {"content": "..."}                 a normal answer (streamed if the request asks for it)
     {"status": 429} / {"status": 500}  an error response with an OpenAI-style body
     {"cut_after": "partial text"}      a stream that sends some text, then drops the connection
+    {"content": "...", "delay": 0.05}  a stream that waits this many seconds between words
 When the queue is empty the server answers {"content": default}. Every request is recorded."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -94,6 +96,8 @@ class FakeOpenAI:
                 text = reply.get("content", reply.get("cut_after", ""))
                 words = text.split(" ")
                 for i, word in enumerate(words):
+                    if reply.get("delay"):
+                        time.sleep(float(reply["delay"]))
                     write(self._chunk(word if i == 0 else " " + word))
                 if "cut_after" in reply:
                     self.close_connection = True

@@ -1,73 +1,157 @@
-"""HTML for the chat and the sources panel. Pure functions of an Answer, so they are tested
-without a browser; everything shown is escaped, since abstracts are untrusted text."""
+"""HTML for the chat, the sources panel, the paper view, the lookup table and the map's data.
+Pure functions of library objects, tested without a browser. Every piece of text that came from
+a paper or a model goes through ui/safe.py; the structure around it is ours."""
 
 from __future__ import annotations
 
-import html
 import re
+from collections.abc import Iterable, Sequence
+from typing import Any
 
-from rag.cite import MARKER, parse_numbers
-from rag.types import Answer, Citation, Paper
+from rag.catalog import Filters
+from rag.cite import bibtex_entry
+from rag.text import format_authors, normalise, plain, split_sentences
+from rag.types import Answer, Citation, Hit, Paper
+from ui.safe import escape, inline_html, markdown_html, one_block, safe_url
 
-NO_SOURCES = "<div class='sources-empty'>Sources of the selected answer appear here.</div>"
+NO_SOURCES = one_block("<div class='sources-empty'>The sources of the selected answer appear here, "
+                       "with the sentence that supports each claim highlighted.</div>")
+NO_PAPER = one_block("<div class='sources-empty'>Click a paper to read it here.</div>")
+NO_ABSTRACT = "<div class='source-abstract no-abstract'>No abstract in the collection (title only).</div>"
+
+# Abstracts longer than this many characters collapse to the supporting sentence and its neighbours.
+COLLAPSE_CHARS = 520
+
+# 16 colours that stay apart on white (Tableau 10 and six from Tableau 20), one per cluster.
+PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+           "#9c755f", "#79706e", "#86bcb6", "#d37295", "#a0cbe8", "#8cd17d", "#b6992d", "#499894"]
 
 
-def link_markers(text: str, turn: int, valid: set[int]) -> str:
-    """Citation markers become links that select their source card (`#src-TURN-N`)."""
-
-    def repl(match: re.Match[str]) -> str:
-        numbers = parse_numbers(match.group(1))
-        links = [
-            f"<a class='cite' href='#src-{turn}-{n}'>{n}</a>" if n in valid else str(n)
-            for n in numbers
-        ]
-        return " [" + ", ".join(links) + "]"
-
-    return MARKER.sub(repl, text)
+# -- small pieces --------------------------------------------------------------------------
 
 
-def answer_markdown(answer: Answer, turn: int) -> str:
+def filters_line(filters: Filters, total: int | None = None) -> str:
+    """What an answer searched: the filters it used, in words."""
+    parts = []
+    if filters.venue:
+        parts.append(f"venue {filters.venue}")
+    if filters.year:
+        parts.append(f"year {filters.year}")
+    if filters.decision:
+        parts.append(f"decision {filters.decision}")
+    if filters.track:
+        parts.append(f"track contains “{filters.track}”")
+    if filters.author:
+        parts.append(f"author contains “{filters.author}”")
+    if not parts:
+        return "all papers" if total is None else f"all {total:,} papers"
+    return " · ".join(parts)
+
+
+def meta_line(paper: Paper) -> str:
+    return " · ".join(escape(x) for x in (paper.venue, paper.year, paper.track, paper.decision) if x)
+
+
+def link_html(paper: Paper, text: str = "paper page") -> str:
+    url = safe_url(paper.url)
+    return f" <a href=\"{url}\" target=\"_blank\" rel=\"noopener noreferrer\">{text}</a>" if url else ""
+
+
+def _sentence_of(sentences: Sequence[str], quote: str) -> int:
+    """Index of the sentence holding the supporting quote, or -1."""
+    if not quote:
+        return -1
+    want = normalise(quote)
+    for i, sentence in enumerate(sentences):
+        have = normalise(sentence)
+        if want and (want in have or have in want) and len(have) > 10:
+            return i
+    return -1
+
+
+def abstract_html(paper: Paper, quote: str = "", collapse: bool = True) -> str:
+    """The abstract with the supporting sentence marked. A long one shows only that sentence and
+    its neighbours, with the full text one click away (a `<details>`, so no script is involved)."""
+    if not paper.abstract.strip():
+        return NO_ABSTRACT
+    sentences = split_sentences(paper.abstract)
+    hit = _sentence_of(sentences, quote)
+    shown = [inline_html(s) for s in sentences]
+    if hit >= 0:
+        shown[hit] = f"<mark>{shown[hit]}</mark>"
+    full = " ".join(shown)
+    if not collapse or len(paper.abstract) <= COLLAPSE_CHARS or len(sentences) <= 3:
+        return f"<div class='source-abstract'>{full}</div>"
+    centre = hit if hit >= 0 else 0
+    low, high = max(0, centre - 1), min(len(sentences), centre + 2)
+    context = ("… " if low > 0 else "") + " ".join(shown[low:high]) + (" …" if high < len(sentences) else "")
+    return (f"<details class='source-abstract'><summary><span class='ctx'>{context}</span>"
+            f"<span class='more'> · show the full abstract ({len(sentences)} sentences)</span>"
+            f"<span class='less'>show less</span></summary>"
+            f"<div class='full'>{full}</div></details>")
+
+
+# -- the chat --------------------------------------------------------------------------------
+
+
+def _tight(fragment: str) -> str:
+    """No newlines next to tags: the chat shows messages with `white-space: pre-wrap`, where the
+    renderer's newlines between blocks would become blank lines."""
+    return re.sub(r"\n+(?=<)|(?<=>)\n+", "", fragment)
+
+
+def question_html(question: str) -> str:
+    return f"<div class='question'>{escape(question)}</div>"
+
+
+def streaming_html(text: str) -> str:
+    """A partial answer, through the same renderer as the final one."""
+    return f"<div class='answer streaming'>{_tight(markdown_html(text))}</div>"
+
+
+def _related(answer: Answer) -> str:
+    """Fields the core may add to Answer later (`related` papers), shown if present."""
+    related = getattr(answer, "related", None)
+    if not related:
+        return ""
+    items = []
+    for item in list(related)[:5]:
+        paper = item.paper if isinstance(item, Hit) else item
+        if isinstance(paper, Paper):
+            items.append(f"<li>{inline_html(paper.display_title)}{link_html(paper, 'link')}</li>")
+    return f"<div class='related'>Related papers:<ul>{''.join(items)}</ul></div>" if items else ""
+
+
+def answer_html(answer: Answer, turn: int, filters: Filters = Filters(), total: int | None = None) -> str:
     valid = {c.n for c in answer.citations}
-    body = link_markers(html.escape(answer.text, quote=False), turn, valid)
+    body = _tight(markdown_html(answer.text, turn=turn, valid=valid))
     flagged = [c for c in answer.claims if not c.supported]
-    if flagged:
-        body += "\n\n" + "\n".join(
-            f"<span class='unsupported'>⚠ unsupported: {html.escape(c.text[:140])} ({html.escape(c.reason)})</span>"
-            for c in flagged
-        )
+    notes = "".join(
+        f"<div class='unsupported'>⚠ unsupported: {inline_html(c.text[:160])} ({escape(c.reason)})</div>" for c in flagged)
     if answer.removed_citations:
-        body += f"\n\n<span class='removed'>Removed citations to sources that were not retrieved: {answer.removed_citations}</span>"
-    return body
-
-
-def _authors(paper: Paper) -> str:
-    names = ", ".join(paper.authors[:6])
-    if len(paper.authors) > 6 or paper.authors_truncated:
-        names += " et al."
-    return names
-
-
-def highlight(abstract: str, quote: str) -> str:
-    text = html.escape(abstract)
-    if quote:
-        escaped = html.escape(quote)
-        if escaped in text:
-            return text.replace(escaped, f"<mark>{escaped}</mark>", 1)
-    return text
+        notes += ("<div class='removed'>Removed citations to sources that were not retrieved: "
+                  f"{escape(', '.join(map(str, answer.removed_citations)))}</div>")
+    kind = getattr(answer, "kind", "")
+    seconds = sum(answer.timings_ms.values()) / 1000 if answer.timings_ms else 0
+    meta = [f"searched {escape(filters_line(filters, total))}", escape(answer.mode)]
+    if isinstance(kind, str) and kind:
+        meta.append(escape(kind))
+    if seconds:
+        meta.append(f"{seconds:.1f} s")
+    return (f"<div class='answer' data-turn='{turn}'>{body}{notes}{_related(answer)}"
+            f"<div class='answer-meta'>{' · '.join(meta)}</div></div>")
 
 
 def source_card(citation: Citation, turn: int) -> str:
     p = citation.paper
-    meta = " · ".join(html.escape(str(x)) for x in (p.venue, p.year, p.track, p.decision) if x)
-    link = f" <a href='{html.escape(p.url)}' target='_blank' rel='noopener'>link</a>" if p.url.startswith("http") else ""
     badge = (f"<span class='badge ok'>support {citation.support:.2f}</span>" if citation.supported
-             else f"<span class='badge bad'>UNSUPPORTED (support {citation.support:.2f})</span>")
+             else f"<span class='badge bad'>unsupported (support {citation.support:.2f})</span>")
     return (
         f"<div class='source-card' id='src-{turn}-{citation.n}' data-n='{citation.n}'>"
-        f"<div class='source-title'>[{citation.n}] {html.escape(p.display_title)}</div>"
-        f"<div class='source-meta'>{html.escape(_authors(p))}</div>"
-        f"<div class='source-meta'>{meta}{link} {badge}</div>"
-        f"<div class='source-abstract'>{highlight(p.abstract, citation.quote)}</div></div>"
+        f"<div class='source-title'><span class='n'>[{citation.n}]</span> {inline_html(p.display_title)}</div>"
+        f"<div class='source-meta'>{escape(format_authors(p.authors, p.authors_truncated, limit=6))}</div>"
+        f"<div class='source-meta'>{meta_line(p)}{link_html(p)} {badge}</div>"
+        f"{abstract_html(p, citation.quote)}</div>"
     )
 
 
@@ -76,6 +160,129 @@ def sources_html(answer: Answer | None, turn: int) -> str:
         return NO_SOURCES
     if not answer.citations:
         if not answer.sources:
-            return "<div class='sources-empty'>Nothing found: no paper matches this question and these filters.</div>"
-        return "<div class='sources-empty'>No source cited: the retrieved abstracts do not answer this question.</div>"
-    return f"<div class='sources' data-turn='{turn}'>" + "".join(source_card(c, turn) for c in answer.citations) + "</div>"
+            return one_block("<div class='sources-empty'>Nothing found: no paper matches this question and these filters.</div>")
+        return one_block("<div class='sources-empty'>No source cited: the retrieved abstracts do not answer this question.</div>")
+    cards = "".join(source_card(c, turn) for c in answer.citations)
+    head = f"<div class='panel-head'>Sources of answer {turn + 1}</div>"
+    return one_block(f"<div class='sources' data-turn='{turn}'>{head}{cards}</div>")
+
+
+# -- papers ----------------------------------------------------------------------------------
+
+
+def paper_html(paper: Paper | None) -> str:
+    """One paper in full: the lookup's and the map's reading pane."""
+    if paper is None:
+        return NO_PAPER
+    authors = escape(format_authors(paper.authors, paper.authors_truncated))
+    bib = escape(bibtex_entry(paper)).replace("\n", "&#10;")
+    return one_block(
+        "<div class='paper'>"
+        f"<div class='paper-title'>{inline_html(paper.display_title)}</div>"
+        f"<div class='source-meta'>{authors}</div>"
+        f"<div class='source-meta'>{meta_line(paper)}{link_html(paper)}</div>"
+        f"{abstract_html(paper, collapse=False)}"
+        f"<details class='bibtex'><summary>BibTeX</summary><pre>{bib}</pre></details></div>"
+    )
+
+
+LOOKUP_HEAD = ["#", "Title", "Authors", "Venue", "Year", "Track", "Decision"]
+
+
+def lookup_html(papers: Sequence[Paper], query: str, filters: Filters) -> str:
+    """The lookup's results in the order given (relevance), one clickable row per paper."""
+    if not papers:
+        what = f"“{escape(query)}”" if query.strip() else "these filters"
+        return f"<div class='sources-empty'>No paper matches {what}.</div>"
+    rows = []
+    for i, p in enumerate(papers, 1):
+        cells = [str(i), escape(plain(p.display_title)), escape(format_authors(p.authors, p.authors_truncated, limit=3)),
+                 escape(p.venue), escape(p.year or ""), escape(p.track), escape(p.decision)]
+        marker = "" if p.abstract.strip() else " <span class='title-only' title='no abstract in the collection'>title only</span>"
+        cells[1] += marker
+        rows.append(f"<tr data-id='{escape(p.id)}' tabindex='0'>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    head = "".join(f"<th>{h}</th>" for h in LOOKUP_HEAD)
+    count = f"{len(papers)} paper{'s' if len(papers) != 1 else ''}, best match first"
+    if filters.active():
+        count += f" · filters: {escape(filters_line(filters))}"
+    return (f"<div class='lookup-count'>{count}</div><table class='lookup'><colgroup><col class='c-n'><col class='c-title'>"
+            f"<col class='c-authors'><col class='c-venue'><col class='c-year'><col class='c-track'><col class='c-decision'>"
+            f"</colgroup><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+
+
+# -- exports ---------------------------------------------------------------------------------
+
+
+def _reference(n: int, paper: Paper) -> str:
+    parts = [format_authors(paper.authors, paper.authors_truncated, limit=8), plain(paper.display_title),
+             " ".join(str(x) for x in (paper.venue, paper.year) if x)]
+    line = ". ".join(x.strip().rstrip(".") for x in parts if x and x.strip()) + "."
+    return f"{n}. {line}" + (f" {paper.url}" if safe_url(paper.url) else "")
+
+
+def conversation_markdown(turns: Iterable[tuple[str, Answer, Filters]]) -> str:
+    """The conversation as Markdown: each question, the filters it used and its answer with the
+    citation numbers renumbered across the conversation, then one numbered reference list."""
+    from rag.cite import MARKER, parse_numbers
+
+    numbers: dict[str, int] = {}
+    papers: list[Paper] = []
+    out = ["# Conversation", ""]
+    for question, answer, filters in turns:
+        local = {}
+        for c in answer.citations:
+            if c.paper.id not in numbers:
+                numbers[c.paper.id] = len(numbers) + 1
+                papers.append(c.paper)
+            local[c.n] = numbers[c.paper.id]
+
+        def renumber(match: Any, local: dict[int, int] = local) -> str:
+            got = [str(local.get(n, n)) for n in parse_numbers(match.group(1))]
+            return " [" + ", ".join(got) + "]"
+
+        out += [f"## {question.strip()}", "", f"*Searched {filters_line(filters)}; {answer.mode}.*", "",
+                MARKER.sub(renumber, answer.text.strip()), ""]
+    if papers:
+        out += ["## References", ""] + [_reference(numbers[p.id], p) for p in papers] + [""]
+    return "\n".join(out)
+
+
+def bibtex_text(papers: Iterable[Paper]) -> str:
+    unique = {p.id: p for p in papers}
+    return "\n\n".join(bibtex_entry(p) for p in unique.values()) + ("\n" if unique else "")
+
+
+# -- the map ---------------------------------------------------------------------------------
+
+
+def map_payload(xy: Any, cluster: Any, names: Sequence[str], embedded: Any, generation: str,
+                shown: Sequence[bool] | None, highlight: Sequence[tuple[int, str, str]], caption: str) -> dict[str, Any]:
+    """What the browser draws, kept small because the time to the drawn map is mostly the time to
+    move this through Gradio (7,000 papers: about 130 kB): columns of integers (positions in
+    1/10,000ths), no ids (a click sends the point's index) and no titles (the page fetches them
+    once per map generation, for the hover, with `map_titles`). Highlights carry their index,
+    label and title. Text is put into the page with textContent, never as HTML."""
+    import numpy as np
+
+    clusters = np.asarray(cluster)
+    labels = []
+    for j, name in enumerate(names):
+        mask = clusters == j
+        if mask.any():
+            labels.append({"text": name, "x": float(np.median(xy[mask, 0])), "y": float(np.median(xy[mask, 1])),
+                           "size": int(mask.sum()), "color": PALETTE[j % len(PALETTE)]})
+    grid = np.rint(np.asarray(xy, dtype=np.float64) * 10000).astype(int) if len(clusters) else np.zeros((0, 2), int)
+    on = [1] * len(clusters) if shown is None else [1 if v else 0 for v in shown]
+    return {
+        "gen": generation,
+        "x": grid[:, 0].tolist(),
+        "y": grid[:, 1].tolist(),
+        "c": clusters.astype(int).tolist(),
+        "e": np.asarray(embedded).astype(int).tolist(),
+        "on": on,
+        "colors": PALETTE,
+        "labels": labels,
+        "hl": [[i, label, title] for i, label, title in highlight],
+        "caption": caption,
+        "shown": sum(on),
+    }

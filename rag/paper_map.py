@@ -1,0 +1,282 @@
+"""A 2-D map of a collection: where each paper sits, which cluster it belongs to, and what each
+cluster is about. Pure computation over vectors and texts (no store, no I/O besides `save`/`load`).
+
+Why this shape, without UMAP or t-SNE (they pull numba/PyTorch and take minutes at 7,000 papers):
+1. PCA to at most 50 dimensions (the vectors' main directions; cheap, removes noise);
+2. k-means (k-means++ start, fixed seed) in that space gives the clusters;
+3. the 2-D picture: each cluster a disc (area in proportion to its papers), placed by classical
+   MDS of the cluster centres (similar topics sit near each other) and pushed apart until no two
+   discs overlap; inside its disc a paper is placed along the cluster's own two main directions,
+   and a paper nearly as close to a second cluster leans toward it. A linear projection of 16
+   clusters onto a plane (PCA, or Fisher's discriminant) mixes the colours into confetti at 7,000
+   papers; this keeps a colour a region, at the price of distances between clusters being only
+   roughly those of the vectors;
+4. each cluster is named by its distinctive words: words and word pairs frequent in its papers'
+   titles and abstracts and rare in the rest (a class-based TF-IDF).
+Everything is deterministic for a given input, so a cached map and a recomputed one agree."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from rag.text import STOPWORDS, fold, plain
+
+# Words every abstract uses; they would name every cluster the same.
+GENERIC = frozenset(
+    "model models method methods approach approaches propose proposed proposes paper papers work works result "
+    "results show shows shown demonstrate demonstrates performance task tasks data dataset datasets new novel "
+    "existing learning framework frameworks problem problems based using use used existing state art however "
+    "significantly improve improves improved improvement experiments experimental achieve achieves various "
+    "while across different training also well large many first key recent study introduce introduces "
+    "present presents provide provides challenge challenges effective efficient efficiency via can may "
+    "without within two three one often further extensive benchmark benchmarks code available github https "
+    "com www org http com abstract specifically including particular leverage leverages leveraging enable "
+    "enables address addresses potential analysis general specific allow allows compared superior "
+    "outperforms outperform better high low set sets number lead leads findings empirical empirically "
+    "theoretical theoretically understanding ability capabilities capability remain remains settings setting "
+    "beyond recently moreover thus furthermore additionally yet still even real world widely commonly "
+    # English function words that STOPWORDS leaves out
+    "both has have had having due only between towards toward range per each other others own same some any "
+    "all across through whether whose whom within without upon onto off out up down once twice since until "
+    "because though although unless whereas thereby therefore hence among along around against after before "
+    "during above below further must should shall need needs needed often usually rather quite just like "
+    "given make makes made making take takes way ways thus instead either neither nor versus vs etc "
+    "state-of-the-art art sota prior previous current existing recent able via etc one two three four five "
+    "several multiple single various diverse wide range key main important critical crucial significant "
+    "substantial substantially strong stronger robust simple effective effectively efficient efficiently "
+    "problem task tasks setting settings domain domains scenarios scenario applications application "
+    "framework frameworks approach approaches technique techniques strategy strategies system systems".split()
+)
+
+
+@dataclass
+class PaperMap:
+    """Positions in [0, 1]², one cluster per paper, a name per cluster, and whether the paper was
+    placed from its abstract's vectors (`embedded`) or from its title alone."""
+
+    ids: list[str]
+    xy: np.ndarray  # (n, 2) float32
+    cluster: np.ndarray  # (n,) int32
+    names: list[str]  # one per cluster
+    embedded: np.ndarray  # (n,) bool
+    generation: str = ""
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def save(self, path: Path) -> None:
+        """Atomically (a reader never sees half a file)."""
+        tmp = path.with_name(path.name + ".tmp.npz")
+        np.savez(tmp, ids=np.array(self.ids, dtype=str), xy=self.xy, cluster=self.cluster,
+                 names=np.array(self.names, dtype=str), embedded=self.embedded, generation=np.array(self.generation))
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: Path) -> "PaperMap":
+        with np.load(path, allow_pickle=False) as data:
+            return cls([str(i) for i in data["ids"]], data["xy"].astype(np.float32), data["cluster"].astype(np.int32),
+                       [str(n) for n in data["names"]], data["embedded"].astype(bool), str(data["generation"]))
+
+
+def default_k(n: int) -> int:
+    """About 4 clusters for a hundred papers, 16 (the most colours one tells apart) for thousands."""
+    return int(min(16, max(2, round(math.sqrt(n) / 2.5)))) if n >= 4 else 1
+
+
+def _kmeans(x: np.ndarray, k: int, seed: int = 0, iterations: int = 40, starts: int = 4) -> np.ndarray:
+    """Best of `starts` k-means++ runs (least within-cluster spread): one start can merge two
+    clusters and split a third."""
+    best: tuple[float, np.ndarray] | None = None
+    for start in range(starts):
+        labels = _kmeans_once(x, k, seed + start, iterations)
+        spread = float(sum(((x[labels == j] - x[labels == j].mean(0)) ** 2).sum() for j in np.unique(labels)))
+        if best is None or spread < best[0]:
+            best = (spread, labels)
+    assert best is not None
+    return best[1]
+
+
+def _kmeans_once(x: np.ndarray, k: int, seed: int, iterations: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    n = len(x)
+    centres = [x[rng.integers(n)]]
+    dist = ((x - centres[0]) ** 2).sum(1)
+    for _ in range(1, k):  # k-means++: far points are likelier seeds
+        total = dist.sum()
+        pick = rng.choice(n, p=dist / total) if total > 0 else rng.integers(n)
+        centres.append(x[pick])
+        dist = np.minimum(dist, ((x - x[pick]) ** 2).sum(1))
+    c = np.array(centres)
+    labels = np.zeros(n, dtype=np.int32)
+    sq = (x ** 2).sum(1)[:, None]
+    for step in range(iterations):
+        d = sq - 2 * x @ c.T + (c ** 2).sum(1)[None, :]
+        new = d.argmin(1).astype(np.int32)
+        if step and np.array_equal(new, labels):
+            break
+        labels = new
+        for j in range(k):
+            members = x[labels == j]
+            c[j] = members.mean(0) if len(members) else x[rng.integers(n)]
+    return labels
+
+
+def _absorb_small(x: np.ndarray, labels: np.ndarray, least: int) -> np.ndarray:
+    """Clusters of fewer than `least` papers join the nearest larger one and the rest are
+    renumbered 0..k-1 (a two-paper cluster is an outlier, not a topic, and Fisher's projection
+    would fling it to the edge and squash everything else)."""
+    sizes = np.bincount(labels)
+    big = [j for j in range(len(sizes)) if sizes[j] >= least]
+    if not big or len(big) == len(sizes):
+        return labels
+    centres = np.array([x[labels == j].mean(0) for j in big])
+    out = labels.copy()
+    for i in np.flatnonzero(~np.isin(labels, big)):
+        out[i] = big[int(((centres - x[i]) ** 2).sum(1).argmin())]
+    remap = {old: new for new, old in enumerate(big)}
+    return np.array([remap[int(v)] for v in out], dtype=np.int32)
+
+
+def _centre_layout(centres: np.ndarray, radii: np.ndarray, steps: int = 300) -> np.ndarray:
+    """2-D positions for the clusters: classical MDS of their centres' distances (similar topics
+    end up near each other), then pushed apart until discs of the given radii do not overlap."""
+    k = len(centres)
+    if k == 1:
+        return np.zeros((1, 2))
+    sq = ((centres[:, None, :] - centres[None, :, :]) ** 2).sum(-1)
+    j = np.eye(k) - 1.0 / k
+    values, vectors = np.linalg.eigh(-0.5 * j @ sq @ j)
+    pos = vectors[:, ::-1][:, :2] * np.sqrt(np.maximum(values[::-1][:2], 1e-12))
+    spread = np.sqrt((pos ** 2).sum(1)).max() or 1.0
+    pos = pos / spread * radii.sum() * 0.3  # start crowded: the push below opens just enough room
+    rng = np.random.default_rng(0)
+    pos += rng.normal(scale=1e-6, size=pos.shape)  # coincident centres still get a direction
+    for _ in range(steps):
+        gap = pos[:, None, :] - pos[None, :, :]
+        dist = np.sqrt((gap ** 2).sum(-1)) + np.eye(k)
+        need = (radii[:, None] + radii[None, :]) * 1.15
+        overlap = np.clip(need - dist, 0, None) * (1 - np.eye(k))
+        if not overlap.any():
+            break
+        pos += (gap / dist[..., None] * overlap[..., None] * 0.5).sum(1)
+    return pos
+
+
+def _layout(x: np.ndarray, labels: np.ndarray, k: int) -> np.ndarray:
+    """Each cluster a disc (area in proportion to its papers) placed by `_centre_layout`; inside
+    it, papers spread along the cluster's own two main directions; a paper almost as close to a
+    second cluster leans toward that one, so borders read as borders."""
+    sizes = np.bincount(labels, minlength=k).astype(float)
+    centres = np.array([x[labels == j].mean(0) for j in range(k)])
+    radii = np.sqrt(sizes / sizes.max())
+    anchor = _centre_layout(centres, radii)
+    xy = np.zeros((len(x), 2))
+    for j in range(k):
+        idx = np.flatnonzero(labels == j)
+        dev = x[idx] - centres[j]
+        if len(idx) > 2:
+            _, _, vt = np.linalg.svd(dev, full_matrices=False)
+            local = dev @ vt[:2].T
+        else:
+            local = np.zeros((len(idx), 2))
+        norm = np.sqrt((local ** 2).sum(1))
+        scale = np.percentile(norm, 90) if len(idx) > 2 and norm.any() else 1.0
+        squeezed = np.tanh(norm / (scale or 1.0)) / np.maximum(norm, 1e-12)  # radius -> within the disc
+        xy[idx] = anchor[j] + local * squeezed[:, None] * radii[j] * 0.95
+    if k > 1:  # lean toward the second-closest cluster, by how close a second it is
+        d = ((x[:, None, :] - centres[None, :, :]) ** 2).sum(-1)
+        order = np.argsort(d, axis=1)
+        first, second = order[:, 0], order[:, 1]
+        rows = np.arange(len(x))
+        margin = (d[rows, second] - d[rows, first]) / np.maximum(d[rows, first], 1e-12)
+        lean = 0.35 * np.exp(-4 * margin)[:, None]
+        toward = anchor[second] - anchor[labels]
+        length = np.maximum(np.sqrt((toward ** 2).sum(1, keepdims=True)), 1e-12)
+        xy += lean * toward / length * radii[labels][:, None]
+    return xy
+
+
+def _scale(xy: np.ndarray) -> np.ndarray:
+    """To [0, 1]² keeping the aspect (the layout keeps every paper inside its cluster's disc, so
+    there are no far outliers to clip)."""
+    if not len(xy):
+        return xy.astype(np.float32)
+    low = xy.min(0)
+    high = xy.max(0)
+    span = float(max((high - low).max(), 1e-9))
+    out = (np.clip(xy, low, high) - low) / span
+    out += (1 - (high - low) / span) / 2  # centre the shorter axis
+    return out.astype(np.float32)
+
+
+_WORD = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+
+
+def _terms(text: str) -> set[str]:
+    words = [w for w in _WORD.findall(fold(plain(text))) if len(w) > 2]
+    keep = [w if w not in STOPWORDS and w not in GENERIC else "" for w in words]
+    terms = {w for w in keep if w}
+    terms |= {f"{a} {b}" for a, b in zip(keep, keep[1:]) if a and b}
+    return terms
+
+
+def cluster_names(texts: Sequence[str], labels: np.ndarray, k: int, words: int = 3) -> list[str]:
+    """Each cluster's most distinctive terms over titles and abstracts: share of the cluster's
+    papers that use the term times the log of how much likelier they are to use it than the whole
+    collection; a word pair wins over its own words ("sparse autoencoders", not "sparse")."""
+    docs = [_terms(t) for t in texts]
+    overall: Counter[str] = Counter()
+    for terms in docs:
+        overall.update(terms)
+    n = len(docs)
+    names = []
+    for j in range(k):
+        members = [docs[i] for i in np.flatnonzero(labels == j)]
+        counts: Counter[str] = Counter()
+        for terms in members:
+            counts.update(terms)
+        floor = max(2, len(members) * 0.04)
+        size = max(len(members), 1)
+        scored = sorted(  # share in the cluster × log(lift over the collection): frequent here, rare elsewhere
+            ((c / size) * math.log((c / size) / (overall[t] / n)) * (1.3 if " " in t else 1.0), t)
+            for t, c in counts.items() if c >= floor and overall[t] < n * 0.5
+        )[::-1]
+        chosen: list[str] = []
+        for _, term in scored:
+            if any(term in other or other in term for other in chosen):
+                continue
+            chosen.append(term)
+            if len(chosen) == words:
+                break
+        names.append(", ".join(chosen) or f"group {j + 1}")
+    return names
+
+
+def compute_map(ids: Sequence[str], vectors: np.ndarray, texts: Sequence[str], embedded: np.ndarray | None = None,
+                k: int | None = None, seed: int = 0, generation: str = "") -> PaperMap:
+    """The map of `len(ids)` papers from their vectors (one row each) and texts (title + abstract,
+    for naming the clusters)."""
+    n = len(ids)
+    if n == 0:
+        return PaperMap([], np.zeros((0, 2), np.float32), np.zeros(0, np.int32), [], np.zeros(0, bool), generation)
+    x = np.asarray(vectors, dtype=np.float64)
+    x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    x -= x.mean(0)
+    dims = min(50, x.shape[1], max(n - 1, 1))
+    _, vectors_ = np.linalg.eigh(x.T @ x)
+    reduced = x @ vectors_[:, ::-1][:, :dims]
+    k = min(k or default_k(n), n)
+    labels = _kmeans(reduced, k, seed) if k > 1 else np.zeros(n, dtype=np.int32)
+    labels = _absorb_small(reduced, labels, max(3, int(n * 0.015)))
+    k = int(labels.max()) + 1
+    xy = _scale(_layout(reduced, labels, k))
+    names = cluster_names(texts, labels, k)
+    flags = np.ones(n, bool) if embedded is None else np.asarray(embedded, bool)
+    return PaperMap(list(ids), xy, labels.astype(np.int32), names, flags, generation)

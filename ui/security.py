@@ -1,0 +1,73 @@
+"""The second wall: HTTP headers on every response of the app, and no uploads.
+
+The renderer (ui/safe.py) already keeps abstracts and LLM text from producing anything that
+loads or runs. The Content-Security-Policy makes the browser refuse, page-wide, what would slip
+past it: images, scripts, styles, fonts, frames and fetches from any other origin. Gradio itself
+needs inline scripts and `eval`-built handlers (its `js=` hooks), so `script-src` allows those,
+but only from this origin: a remote `<script src>` or `<img src>` is blocked.
+
+The app takes no files, but Gradio serves `POST …/upload` (unauthenticated, any size, written to
+a temp folder) for every app; it answers 403 here."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+CSP = "; ".join([
+    "default-src 'self'",
+    "script-src 'self' 'unsafe-inline' 'unsafe-eval'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob:",
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    "media-src 'self' blob:",
+    "frame-src 'none'",
+    "child-src 'none'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'none'",
+    "frame-ancestors 'self'",
+])
+
+HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"SAMEORIGIN"),
+]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class SecurityHeaders:
+    """ASGI middleware (a plain one: Starlette's BaseHTTPMiddleware would buffer the answer
+    streams). Passed to Gradio's FastAPI app through `launch(app_kwargs={"middleware": …})`."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = str(scope.get("path", ""))
+        if scope.get("method") == "POST" and path.rstrip("/").endswith("/upload"):
+            body = b"uploads are disabled: this app takes no files"
+            await send({"type": "http.response.start", "status": 403,
+                        "headers": [(b"content-type", b"text/plain"), (b"content-length", str(len(body)).encode()),
+                                    *HEADERS]})
+            await send({"type": "http.response.body", "body": body})
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                present = {name.lower() for name, _ in message.get("headers", [])}
+                message["headers"] = list(message.get("headers", [])) + [h for h in HEADERS if h[0] not in present]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
