@@ -21,6 +21,7 @@ import logging
 import re
 import sqlite3
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -54,10 +55,10 @@ CREATE TABLE IF NOT EXISTS papers (
   abstract_key TEXT NOT NULL, title_key TEXT NOT NULL, title_head TEXT NOT NULL, label_key TEXT NOT NULL,
   venue TEXT NOT NULL, year INTEGER, tracks TEXT NOT NULL, decision TEXT NOT NULL,
   version TEXT NOT NULL, n_chunks INTEGER NOT NULL, vectors_ok INTEGER NOT NULL, indexed INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS papers_abstract ON papers(abstract_key) WHERE abstract_key != '';
-CREATE INDEX IF NOT EXISTS papers_title ON papers(title_key) WHERE title_key != '';
-CREATE INDEX IF NOT EXISTS papers_head ON papers(title_head) WHERE title_head != '';
-CREATE INDEX IF NOT EXISTS papers_label ON papers(label_key) WHERE label_key != '';
+CREATE INDEX IF NOT EXISTS papers_abstract ON papers(abstract_key);
+CREATE INDEX IF NOT EXISTS papers_title ON papers(title_key);
+CREATE INDEX IF NOT EXISTS papers_head ON papers(title_head);
+CREATE INDEX IF NOT EXISTS papers_label ON papers(label_key);
 CREATE INDEX IF NOT EXISTS papers_venue ON papers(venue);
 CREATE INDEX IF NOT EXISTS papers_year ON papers(year);
 CREATE INDEX IF NOT EXISTS papers_tracks ON papers(tracks);
@@ -73,6 +74,12 @@ CREATE TABLE IF NOT EXISTS facets (field TEXT NOT NULL, value TEXT NOT NULL, n I
   PRIMARY KEY (field, value)) WITHOUT ROWID;
 """
 FACET_FIELDS = ("venue", "year", "tracks", "decision")
+# Bumped whenever SCHEMA changes: a catalogue of another version is only a cache, rebuilt from the log.
+SCHEMA_VERSION = 2
+
+
+class SchemaChanged(Exception):
+    """The catalogue file was written by another version of this code."""
 
 
 @dataclass(frozen=True)
@@ -135,7 +142,13 @@ class Catalog:
         self._mask_lock = threading.Lock()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
+            fresh = self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+            if version != SCHEMA_VERSION and not fresh:
+                self.close()
+                raise SchemaChanged(f"catalogue schema {version}, this code writes {SCHEMA_VERSION}")
             self.db.executescript(SCHEMA)
+            self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as err:
             raise StoreError(f"the local catalogue {path} is damaged ({err}): delete it; it is rebuilt from Chroma") from err
 
@@ -339,6 +352,35 @@ class Catalog:
                 self._mask_cache.clear()
             self._mask_cache[key] = mask
         return mask
+
+    def filters_named_in(self, text: str) -> Filters:
+        """The filters a question names in words, recognised against the catalogue's own values:
+        a venue ("ICML papers"), a year ("in 2025"), a decision ("orals", "spotlight papers"), a
+        track or area when the question says so ("Robustness-track paper", "position papers",
+        "in the Causality area"). Author names are left to `authors_named_in`."""
+        folded = fold(text)
+        words = set(re.findall(r"[a-z0-9]+", folded))
+        venue = next((v for v in self.facet_values("venue") if fold(v) in words or fold(v) in folded.split()), None)
+        years = [int(y) for y in re.findall(r"\b(19[89]\d|20[0-4]\d)\b", folded)]
+        year = next((y for y in years if str(y) in self.facet_values("year")), None)
+        decision = None
+        for word in ("oral", "spotlight", "poster"):
+            if re.search(rf"\b{word}s?\b", folded):
+                decision = next((v for v in self.facet_values("decision") if word in fold(v)), None)
+        track = None
+        if re.search(r"\bposition papers?\b", folded):
+            track = next((v for v in self.facet_values("track") if fold(v).startswith("position")), None)
+        named = re.findall(r"([a-z][\w ,&-]{2,60}?)[- ](?:track|area)\b|\b(?:track|area)\s+(?:on\s+|of\s+)?([a-z][\w &-]{2,40})", folded)
+        for before, after in named:
+            phrase = (before or after).strip()
+            for value in self.facet_values("track"):
+                parts = [fold(p).strip() for p in re.split(r"·|\|", value)]
+                if any(p and (p == phrase or phrase.endswith(p) or (len(phrase) > 4 and p.startswith(phrase))) for p in parts):
+                    track = next(p for p in re.split(r"·|\|", value) if fold(p).strip() and (
+                        fold(p).strip() == phrase or phrase.endswith(fold(p).strip())
+                        or (len(phrase) > 4 and fold(p).strip().startswith(phrase)))).strip()
+                    break
+        return Filters(venue=venue, year=year, track=track, decision=decision)
 
     def count(self, filters: Filters = Filters()) -> int:
         """How many papers pass the filters."""
@@ -575,6 +617,7 @@ class Catalog:
                  known: dict[str, tuple[Paper, str, int]], hints: dict[str, tuple[str, str, str, int]]) -> set[str]:
         """Recompute the shown paper of each id from its live copies; drop papers with none."""
         changed: set[str] = set()
+        new: list[tuple[Paper, str, str, int, int]] = []
         ids = sorted(pids)
         for start in range(0, len(ids), 500):
             part = ids[start : start + 500]
@@ -614,36 +657,66 @@ class Catalog:
                 if row is not None and row[2] == data and row[7] == vectors_ok:
                     continue
                 changed.add(pid)
-                self._write_paper(db, row, paper, data, version, n_chunks, vectors_ok,
-                                  reindex=row is None or row[2] != data)
+                if row is None:
+                    new.append((paper, data, version, n_chunks, vectors_ok))
+                else:
+                    self._write_paper(db, row, paper, data, version, n_chunks, vectors_ok, reindex=row[2] != data)
+            self._insert_papers(db, new)
+            new = []
         return changed
+
+    def _values(self, paper: Paper, data: str, version: str, n_chunks: int, vectors_ok: int) -> tuple[Any, ...]:
+        return (
+            data, int(paper.own_id), int(bool(paper.abstract)), abstract_key(paper.abstract), title_key(paper.title),
+            title_head(paper.title), fold(paper.label) if paper.label else "",
+            paper.venue, paper.year, tracks_of(paper), paper.decision, version, n_chunks, vectors_ok,
+        )
+
+    def _insert_papers(self, db: sqlite3.Connection, new: list[tuple[Paper, str, str, int, int]]) -> None:
+        """New papers in a few statements (bulk ingest and a second machine's first sync)."""
+        if not new:
+            return
+        db.executemany(
+            "INSERT INTO papers (data, own_id, has_abstract, abstract_key, title_key, title_head, label_key, venue, "
+            "year, tracks, decision, version, n_chunks, vectors_ok, indexed, pid) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?)",
+            [(*self._values(*item), item[0].id) for item in new],
+        )
+        ids = [item[0].id for item in new]
+        numbers: dict[str, int] = {}
+        for start in range(0, len(ids), 900):
+            part = ids[start : start + 900]
+            numbers.update(db.execute(f"SELECT pid, pno FROM papers WHERE pid IN ({','.join('?' * len(part))})", part))
+        facets: Counter[tuple[str, str]] = Counter()
+        authors: list[tuple[str, int]] = []
+        fts: list[tuple[int, str, str, str]] = []
+        for paper, *_ in new:
+            pno = numbers[paper.id]
+            for field, value in zip(FACET_FIELDS, (paper.venue, paper.year, tracks_of(paper), paper.decision)):
+                if value not in (None, ""):
+                    facets[(field, str(value))] += 1
+            names = dict.fromkeys(fold(a).strip() for a in paper.authors if a.strip())
+            authors += [(n, pno) for n in names if len(n.split()) >= 2]
+            fts.append((pno, paper.title, paper.label, " ; ".join(paper.authors)))
+        db.executemany("INSERT INTO facets VALUES (?,?,?) ON CONFLICT(field, value) DO UPDATE SET n = n + excluded.n",
+                       [(f, v, n) for (f, v), n in facets.items()])
+        db.executemany("INSERT INTO authors VALUES (?, ?)", authors)
+        db.executemany("INSERT INTO papers_fts (rowid, title, label, authors) VALUES (?,?,?,?)", fts)
 
     def _write_paper(self, db: sqlite3.Connection, row: Any, paper: Paper, data: str, version: str, n_chunks: int,
                      vectors_ok: int, reindex: bool) -> None:
+        """Update one catalogued paper in place (its facets, authors and full text too)."""
         tracks = tracks_of(paper)
-        values = (
-            data, int(paper.own_id), int(bool(paper.abstract)), abstract_key(paper.abstract), title_key(paper.title),
-            title_head(paper.title), fold(paper.label) if paper.label else "",
-            paper.venue, paper.year, tracks, paper.decision, version, n_chunks, vectors_ok,
+        values = self._values(paper, data, version, n_chunks, vectors_ok)
+        pno = row[0]
+        db.execute(
+            "UPDATE papers SET data=?, own_id=?, has_abstract=?, abstract_key=?, title_key=?, title_head=?, label_key=?, "
+            "venue=?, year=?, tracks=?, decision=?, version=?, n_chunks=?, vectors_ok=?, "
+            "indexed = CASE WHEN ? THEN 0 ELSE indexed END WHERE pno = ?",
+            (*values, int(reindex), pno),
         )
-        if row is None:
-            cur = db.execute(
-                "INSERT INTO papers (data, own_id, has_abstract, abstract_key, title_key, title_head, label_key, venue, "
-                "year, tracks, decision, version, n_chunks, vectors_ok, indexed, pid) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?)",
-                (*values, paper.id),
-            )
-            pno = int(cur.lastrowid or 0)
-        else:
-            pno = row[0]
-            db.execute(
-                "UPDATE papers SET data=?, own_id=?, has_abstract=?, abstract_key=?, title_key=?, title_head=?, label_key=?, "
-                "venue=?, year=?, tracks=?, decision=?, version=?, n_chunks=?, vectors_ok=?, "
-                "indexed = CASE WHEN ? THEN 0 ELSE indexed END WHERE pno = ?",
-                (*values, int(reindex), pno),
-            )
-            self._count_facets(db, row[3], row[4], row[5], row[6], -1)
-            db.execute("DELETE FROM authors WHERE pno = ?", (pno,))
-            db.execute("DELETE FROM papers_fts WHERE rowid = ?", (pno,))
+        self._count_facets(db, row[3], row[4], row[5], row[6], -1)
+        db.execute("DELETE FROM authors WHERE pno = ?", (pno,))
+        db.execute("DELETE FROM papers_fts WHERE rowid = ?", (pno,))
         self._count_facets(db, paper.venue, paper.year, tracks, paper.decision, +1)
         names = list(dict.fromkeys(fold(a).strip() for a in paper.authors if a.strip()))
         db.executemany("INSERT INTO authors VALUES (?, ?)", [(n, pno) for n in names if len(n.split()) >= 2])

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.catalog import Catalog
+from rag.catalog import Catalog, SchemaChanged
 from rag.chunk import Chunker
 from rag.embed import Embedder
 from rag.errors import IndexMissingError, StoreError
@@ -146,7 +146,7 @@ class Index:
                     self._catalog = Catalog(self.folder / "catalog.sqlite")
                     self._catalog.counts()
                     self._keyword = KeywordIndex(self.folder / "keyword")
-                except (OSError, sqlite3.DatabaseError, StoreError, ValueError) as err:
+                except (OSError, sqlite3.DatabaseError, StoreError, ValueError, SchemaChanged) as err:
                     self._catalog = self._keyword = None
                     self._discard_cache(err)
                     self._catalog = Catalog(self.folder / "catalog.sqlite")

@@ -136,6 +136,7 @@ class Ingester:
         self._keyword_removed: list[int] = []
         self._merged_away: set[str] = set()
         self._idless = True
+        self._batch_papers, self._advanced = 0, 0.0
 
     # -- the run ------------------------------------------------------------------------------
     def run(self, reading: Reading) -> IngestReport:
@@ -144,8 +145,9 @@ class Ingester:
             index.store.open(create=True)
             index.sync()
             for batch in batched(reading, self.batch_papers):
+                self._batch_papers, self._advanced = len(batch), 0.0
                 self._ingest_batch(batch)
-                self.progress.advance(len(batch))
+                self.progress.advance(len(batch) - self._advanced)
             self.report.skipped, self.report.notes = list(reading.errors), list(reading.notes)
             self.report.files, self.report.ignored = reading.files, reading.ignored
             for file in reading.files:
@@ -323,7 +325,7 @@ class Ingester:
                     if (pid, cs[0].id.version) not in live or not all(str(x.id) in present for x in cs)]
         vector_changes: list[VectorChange] = []
         if to_embed:
-            vectors = self.embed([c.text for c in to_embed])
+            vectors = self._embed_with_progress([c.text for c in to_embed])
             index.store.upsert_chunks([str(c.id) for c in to_embed], vectors,
                                       [{"paper_id": c.id.paper_id, "n": c.id.n} for c in to_embed])
             self.report.chunks_embedded += len(to_embed)
@@ -362,6 +364,21 @@ class Ingester:
             elif pid not in merged and pid in states and pid not in self._merged_away:
                 self.report.removed.append(pid)
         self._feed_keyword(merged, chunks, changed, states)
+
+    def _embed_with_progress(self, texts: list[str]) -> Any:
+        """Embed in slices, moving the progress line as it goes: with the local model a batch
+        takes minutes, and a log without a terminal must still hear from us every few seconds."""
+        import numpy as np
+
+        step = 256
+        parts = []
+        share = self._batch_papers / max(len(texts), 1)
+        for start in range(0, len(texts), step):
+            part = texts[start : start + step]
+            parts.append(self.embed(part))
+            self._advanced += len(part) * share
+            self.progress.advance(len(part) * share)
+        return np.vstack(parts)
 
     # -- keyword index, fed as we go --------------------------------------------------------
     def _feed_keyword(self, merged: dict[str, Paper], chunks: dict[str, list[Chunk]], changed: set[str],

@@ -46,26 +46,44 @@ _WORD = re.compile(r"\w\w+")
 
 
 class Tokenizer:
-    """Words -> stems -> 63-bit term ids (hashes, so segments built apart agree on ids)."""
+    """Words -> stems -> 63-bit term ids (hashes of the stems, so segments built apart agree on
+    ids). Each distinct word is stemmed and hashed once per process, then looked up."""
 
     def __init__(self) -> None:
         self._stemmer = Stemmer.Stemmer("english")
-        self._ids: dict[str, int] = {}
+        self._ids: dict[str, int] = {}  # word -> term id
         self._lock = threading.Lock()
 
-    def _id(self, stem: str) -> int:
-        found = self._ids.get(stem)
-        if found is None:
-            found = int.from_bytes(hashlib.blake2b(stem.encode(), digest_size=8).digest(), "little") >> 1
-            with self._lock:
-                if len(self._ids) > 2_000_000:
-                    self._ids.clear()
-                self._ids[stem] = found
-        return found
+    def _learn(self, words: list[str]) -> None:
+        stems = self._stemmer.stemWords(words)
+        ids = {w: int.from_bytes(hashlib.blake2b(s.encode(), digest_size=8).digest(), "little") >> 1
+               for w, s in zip(words, stems)}
+        with self._lock:
+            if len(self._ids) > 2_000_000:
+                self._ids.clear()
+            self._ids.update(ids)
+
+    def counts(self, text: str) -> tuple[dict[int, int], int]:
+        """Term id -> frequency in the text, and the text's length in terms."""
+        words = Counter(_WORD.findall(fold(text)))
+        for stop in _STOP.intersection(words):
+            del words[stop]
+        known = self._ids
+        unknown = [w for w in words if w not in known]
+        if unknown:
+            self._learn(unknown)
+            known = self._ids
+        out: dict[int, int] = {}
+        for word, n in words.items():
+            term = known.get(word)
+            if term is None:  # cleared by another thread between learning and reading
+                self._learn([word])
+                term = self._ids[word]
+            out[term] = out.get(term, 0) + n
+        return out, sum(words.values())
 
     def __call__(self, text: str) -> list[int]:
-        words = [w for w in _WORD.findall(fold(text)) if w not in _STOP]
-        return [self._id(s) for s in self._stemmer.stemWords(words)]
+        return list(self.counts(text)[0])
 
 
 TOKENIZE = Tokenizer()
@@ -145,11 +163,10 @@ class SegmentBuilder:
 
     def add(self, pno: int, chunk: int, text: str) -> None:
         self._rows.setdefault(pno, []).append(len(self.pno))
-        ids = TOKENIZE(text)
-        counts = Counter(ids)
+        counts, length = TOKENIZE.counts(text)
         self.terms.append(np.fromiter(counts.keys(), dtype=np.int64, count=len(counts)))
         self.tfs.append(np.fromiter(counts.values(), dtype=np.int64, count=len(counts)))
-        self.doclen.append(len(ids))
+        self.doclen.append(length)
         self.pno.append(pno)
         self.chunk.append(chunk)
 

@@ -26,7 +26,7 @@ class Progress:
         self.every_s = every_s
         self.enabled = enabled
         self.tty = enabled and self.stream.isatty()
-        self.done = 0
+        self.done = 0.0
         self.started = time.monotonic()
         self._last = self.started
         self._bar = None
@@ -42,12 +42,12 @@ class Progress:
     def line(self) -> str:
         elapsed = max(time.monotonic() - self.started, 1e-9)
         rate = self.done / elapsed
-        text = f"{self.label}: {self.done:,}" + (f"/{self.total:,}" if self.total else "") + f" papers ({rate:,.1f}/s"
+        text = f"{self.label}: {int(self.done):,}" + (f"/{self.total:,}" if self.total else "") + f" papers ({rate:,.1f}/s"
         if self.total and rate > 0 and self.done < self.total:
             text += f", about {_duration((self.total - self.done) / rate)} left"
         return text + f", {_duration(elapsed)} so far)"
 
-    def advance(self, n: int) -> None:
+    def advance(self, n: float) -> None:
         self.done += n
         if not self.enabled:
             return

@@ -6,7 +6,10 @@ Rankers, each a list of paper ids best first:
 - `keyword`: BM25 over chunk text plus title, label, authors, venue, track and decision;
 - `names`: papers the query names: a whole title (or a long title cut short with "…"), a label
   or the coined name a title opens with ("PLNL", "BrainOOD");
-- `authors`: papers by an author whose full name the query contains.
+- `authors`: papers by an author whose full name the query contains;
+- `facets`: when the query names a venue, year, decision or track in words ("Robustness-track",
+  "orals", "ICML 2025"), the dense and keyword candidates that have it, in their fused order: a
+  soft filter, since a query may name a track without meaning to restrict to it.
 Filters resolve to a mask over paper numbers that every ranker applies while ranking, so a
 filtered search still returns k papers when k exist.
 """
@@ -60,6 +63,7 @@ class Weights:
     keyword: float = 1.0
     names: float = 2.0
     authors: float = 1.0
+    facets: float = 1.0
 
 
 class Retriever:
@@ -135,6 +139,15 @@ class Retriever:
     def names(self, loaded: Loaded, query: str, allowed: np.ndarray | None) -> list[str]:
         return self._allowed_ids(loaded, loaded.catalog.papers_named_in(query), allowed)
 
+    def facets(self, loaded: Loaded, query: str, candidates: list[Ranking]) -> list[str]:
+        named = loaded.catalog.filters_named_in(query)
+        mask = loaded.catalog.allowed(named)
+        if mask is None:
+            return []
+        fused = fuse(candidates, self.rrf_k)
+        order = sorted(fused, key=lambda p: -fused[p])
+        return self._allowed_ids(loaded, order, mask)
+
     def authors(self, loaded: Loaded, query: str, allowed: np.ndarray | None) -> list[str]:
         names = loaded.catalog.authors_named_in(query)
         return self._allowed_ids(loaded, loaded.catalog.pids_by_authors(names), allowed) if names else []
@@ -167,6 +180,7 @@ class Retriever:
             rankings.append(Ranking("keyword", self.keyword(loaded, query, n, allowed), self.weights.keyword))
             lap("keyword")
         if mode == Mode.HYBRID:
+            rankings.append(Ranking("facets", self.facets(loaded, query, list(rankings)), self.weights.facets))
             rankings.append(Ranking("names", self.names(loaded, query, allowed), self.weights.names))
             rankings.append(Ranking("authors", self.authors(loaded, query, allowed), self.weights.authors))
             lap("names")

@@ -15,12 +15,14 @@ from collections.abc import Sequence
 # -- folding and normalising ------------------------------------------------------------------
 
 
+_COMBINING = {cp: None for cp in range(0x300, 0x10000) if unicodedata.combining(chr(cp))}
+
+
 def fold(text: str) -> str:
     """Case- and accent-insensitive form for matching names ("Léo" finds "Leo")."""
     if text.isascii():
         return text.lower()
-    text = unicodedata.normalize("NFKD", text)
-    return "".join(c for c in text if not unicodedata.combining(c)).lower()
+    return unicodedata.normalize("NFKD", text).translate(_COMBINING).lower()
 
 
 _NOT_WORD = re.compile(r"[\W_]+")

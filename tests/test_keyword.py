@@ -33,7 +33,7 @@ def _build(folder: Path, groups: list[list[int]]) -> KeywordIndex:
 
 def _bm25(query: str, live: list[int]) -> dict[int, float]:
     """BM25 written out by hand over the live documents, as the reference."""
-    tokens = {pno: TOKENIZE(DOCS[pno]) for pno in live}
+    tokens = {pno: [t for t, n in TOKENIZE.counts(DOCS[pno])[0].items() for _ in range(n)] for pno in live}
     avgdl = sum(len(t) for t in tokens.values()) / len(tokens)
     scores: dict[int, float] = {}
     for term in dict.fromkeys(TOKENIZE(query)):
