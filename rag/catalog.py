@@ -65,6 +65,7 @@ CREATE INDEX IF NOT EXISTS papers_tracks ON papers(tracks);
 CREATE INDEX IF NOT EXISTS papers_decision ON papers(decision);
 CREATE INDEX IF NOT EXISTS papers_unindexed ON papers(pno) WHERE indexed = 0;
 CREATE INDEX IF NOT EXISTS papers_novectors ON papers(pno) WHERE vectors_ok = 0;
+CREATE INDEX IF NOT EXISTS papers_idless ON papers(pno) WHERE own_id = 0;
 CREATE TABLE IF NOT EXISTS authors (name TEXT NOT NULL, pno INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS authors_name ON authors(name);
 CREATE INDEX IF NOT EXISTS authors_pno ON authors(pno);
@@ -75,7 +76,7 @@ CREATE TABLE IF NOT EXISTS facets (field TEXT NOT NULL, value TEXT NOT NULL, n I
 """
 FACET_FIELDS = ("venue", "year", "tracks", "decision")
 # Bumped whenever SCHEMA changes: a catalogue of another version is only a cache, rebuilt from the log.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class SchemaChanged(Exception):

@@ -60,14 +60,13 @@ class Chunker:
             texts = [head]
             tokens = [count_tokens(head)]
         else:
-            head_tokens = count_tokens(head)
-            body_tokens = count_tokens(paper.abstract)
-            if body_tokens <= self.chunk_tokens - head_tokens - 2:
-                pieces = [paper.abstract]
+            whole = f"{head}\n{paper.abstract}"
+            whole_tokens = count_tokens(whole)  # one encoding for the common case: it fits
+            if whole_tokens <= self.chunk_tokens:
+                texts, tokens = [whole], [whole_tokens]
             else:
-                pieces = self._split(paper.abstract)
-            texts = [f"{head}\n{piece}" for piece in pieces]
-            tokens = [head_tokens + 1 + (body_tokens if len(pieces) == 1 else count_tokens(p)) for p in pieces]
+                texts = [f"{head}\n{piece}" for piece in self._split(paper.abstract)]
+                tokens = [count_tokens(t) for t in texts]
         version = short_hash("\x1f".join(texts), 10)
         return [Chunk(ChunkId(paper.id, version, i), text, n) for i, (text, n) in enumerate(zip(texts, tokens))]
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 import zlib
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -126,6 +127,9 @@ class LocalEmbedder:
         return _normalise(out)
 
 
+_WORDS = re.compile(r"\w+")
+
+
 class HashEmbedder:
     """Deterministic vectors from hashed words (signed feature hashing into `dim` buckets).
 
@@ -151,9 +155,10 @@ class HashEmbedder:
     def embed(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
-            for word in re.findall(r"\w+", text.lower()):
+            vector = out[row]
+            for word, count in Counter(_WORDS.findall(text.lower())).items():
                 column, sign = self._bucket(word)
-                out[row, column] += sign
+                vector[column] += sign * count
             if not out[row].any():
                 out[row, zlib.crc32(text.encode()) % self.dim] = 1.0
         return _normalise(out)

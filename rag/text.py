@@ -37,7 +37,7 @@ def normalise(text: str) -> str:
 
 def collapse(text: str) -> str:
     """Whitespace runs to one space, trimmed."""
-    return re.sub(r"\s+", " ", text or "").strip()
+    return " ".join(text.split()) if text else ""
 
 
 def short_hash(text: str, size: int = 16) -> str:
@@ -234,9 +234,18 @@ _APPOSITION_ANYWHERE = re.compile(r"(?:^|[.!?]\s+)[$\\{*]*[A-Z][\w-]{1,40}[}*$]*
 def introduced_name(abstract: str) -> str:
     """The name of the method, model or benchmark an abstract introduces ("we propose X", "X, a
     new …", "called X"), or "" when it introduces none."""
-    if not INTRODUCE.search(abstract) and not _APPOSITION_ANYWHERE.search(abstract):
+    intro = INTRODUCE.search(abstract)
+    appos = _APPOSITION_ANYWHERE.search(abstract)
+    if not intro and not appos:
         return ""  # the common case at scale: nothing to split sentences for
-    for sentence in split_sentences(abstract):
+    # Sentences up to a little past the first hint: "we propose X" is rarely far from the start.
+    first = min(m.end() for m in (intro, appos) if m)
+    name = _introduced_in(split_sentences(abstract[: first + 600]))
+    return name or (_introduced_in(split_sentences(abstract)) if first + 600 < len(abstract) else "")
+
+
+def _introduced_in(sentences: list[str]) -> str:
+    for sentence in sentences:
         name = _apposition_name(sentence)
         if name:
             return name

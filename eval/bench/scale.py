@@ -9,8 +9,9 @@ recombined (about 700 characters), unique titles, authors drawn from the real au
 eight venues, eleven years, a third without abstract. They stream to a JSONL file, so generating a
 million papers needs no memory. Every step runs the real `rag` command in a child process, timed
 from process start to exit, with the child's peak RSS from `wait4`; the disk is measured with
-`du`. The raw store rate copies records the pipeline wrote back into a fresh Chroma folder with a
-plain `upsert` in batches of 5,000, so "pipeline / raw" compares the same records in the same run.
+`du`. The raw store rate copies every record the pipeline wrote into a fresh collection (a new local
+folder, or the same server) with plain `upsert`s in batches of 5,000, timing only the upserts, so
+"pipeline / raw" compares the same records, into a collection of the same size, in the same run.
 """
 
 from __future__ import annotations
@@ -210,7 +211,7 @@ def inproc(home: str, queries_file: str) -> None:
     print(json.dumps(out))
 
 
-def raw_store_rate(store_path: Path | None, host: str | None, port: int, sample: int = 20000) -> dict[str, Any]:
+def raw_store_rate(store_path: Path | None, host: str | None, port: int, sample: int = 10**9) -> dict[str, Any]:
     """Copy up to `sample` records of each collection the pipeline wrote into a fresh collection
     (a new local folder, or the same server) with plain upserts in batches of 5,000: records/s."""
     code = f"""
@@ -227,15 +228,19 @@ for name in [getattr(c, 'name', c) for c in src.list_collections()]:
     total = col.count()
     if total < 100:
         continue
-    got = col.get(limit={sample}, include=['embeddings', 'documents', 'metadatas'])
     fresh = dst.create_collection('raw_' + col.name, metadata={{'hnsw:space': 'cosine'}}, embedding_function=None)
-    n = len(got['ids'])
-    start = time.perf_counter()
-    for i in range(0, n, 5000):
-        docs = got['documents'][i:i+5000] if got['documents'] is not None and any(d is not None for d in got['documents'][i:i+5000]) else None
-        fresh.upsert(ids=got['ids'][i:i+5000], embeddings=got['embeddings'][i:i+5000], documents=docs,
-                     metadatas=got['metadatas'][i:i+5000] if got['metadatas'] is not None and any(got['metadatas'][i:i+5000]) else None)
-    seconds = time.perf_counter() - start
+    n = 0
+    seconds = 0.0
+    while n < min(total, {sample}):
+        got = col.get(limit=5000, offset=n, include=['embeddings', 'documents', 'metadatas'])
+        if not got['ids']:
+            break
+        docs = got['documents'] if got['documents'] is not None and any(d is not None for d in got['documents']) else None
+        metas = got['metadatas'] if got['metadatas'] is not None and any(got['metadatas']) else None
+        start = time.perf_counter()  # only the upsert is timed, not reading the source
+        fresh.upsert(ids=got['ids'], embeddings=got['embeddings'], documents=docs, metadatas=metas)
+        seconds += time.perf_counter() - start
+        n += len(got['ids'])
     out[col.name] = {{'records': total, 'sampled': n, 'records_per_s': round(n / seconds, 1)}}
     dst.delete_collection('raw_' + col.name)
 print(json.dumps(out))

@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from rag.identity import derived_id, is_placeholder
+from rag.text import collapse
 from rag.types import Paper
 
 ALIASES: dict[str, tuple[str, ...]] = {
@@ -62,7 +63,7 @@ def parse_year(value: Any) -> int | None:
 
 def clean_abstract(text: str) -> str:
     """Collapse whitespace and undo a text pasted twice (a known quirk of the public lists)."""
-    text = re.sub(r"\s+", " ", text or "").strip()
+    text = collapse(text or "")
     half = len(text) // 2
     for cut in range(max(0, half - 2), min(len(text), half + 3)):
         first, second = text[:cut].strip(), text[cut:].strip()
@@ -126,7 +127,7 @@ def paper_from_record(record: dict[str, Any], source: str, position: int, ordina
         value = _pick(record, name, lowered)
         if value is not None and not isinstance(value, (str, int, float)):
             raise RecordError(f"field '{name}' must be text, not {type(value).__name__}")
-        text_fields[name] = "" if value is None else re.sub(r"\s+", " ", str(value)).strip()
+        text_fields[name] = "" if value is None else collapse(str(value))
     abstract = clean_abstract(text_fields["abstract"])
     if is_placeholder(abstract):
         abstract = ""
