@@ -123,3 +123,126 @@ class Catalog:
                 scored.append((-score, paper.display_title.lower(), paper))
         scored.sort(key=lambda item: (item[0], item[1]))
         return [paper for _, _, paper in scored[:limit]]
+
+    # == Catalogue operations used by answering (rag.catalog_answers, rag.chat, eval) ===========
+    # One block, so the SQLite catalogue can port these with the same signatures and semantics.
+    # Matching is on folded text (rag.text.fold: case- and accent-insensitive) throughout.
+
+    def count(self, filters: Filters = Filters()) -> int:
+        """How many papers pass `filters` (all papers when no filter is set). Same predicate as
+        `matches`: venue, track (track or area text), decision and author are folded substring
+        tests; year is equality."""
+        if not filters.active():
+            return len(self.papers)
+        return sum(1 for paper in self.papers.values() if self.matches(paper, filters))
+
+    def select(self, filters: Filters = Filters(), limit: int = 50, offset: int = 0) -> list[Paper]:
+        """Papers passing `filters`, in a stable order (folded display title, then id), from
+        `offset`, at most `limit`. Paging with offset/limit visits every paper exactly once."""
+        chosen = [p for p in self.papers.values() if not filters.active() or self.matches(p, filters)]
+        chosen.sort(key=lambda p: (_fold(p.display_title), p.id))
+        return chosen[offset : offset + limit] if limit >= 0 else chosen[offset:]
+
+    def facet_values(self, field: str) -> list[str]:
+        """Distinct non-empty values of `venue`, `year`, `track` or `decision` (as strings),
+        sorted. `track` lists the track field only (e.g. "main", "position",
+        "Position · Methodology"), not areas. Any other field is a ValueError."""
+        if field not in ("venue", "year", "track", "decision"):
+            raise ValueError(f"no facet {field!r}: use venue, year, track or decision")
+        return sorted({str(getattr(p, field)) for p in self.papers.values() if getattr(p, field)})
+
+    def _author_names(self) -> dict[str, str]:
+        """Folded, punctuation-free full name ("justin s kang") -> the name as written; only
+        names of two words or more."""
+        if getattr(self, "_author_keys", None) is None:
+            keys: dict[str, str] = {}
+            for paper in self.papers.values():
+                for name in paper.authors:
+                    key = _name_key(name)
+                    if len(key.split()) >= 2:
+                        keys.setdefault(key, name)
+            self._author_keys = keys
+        return self._author_keys
+
+    def authors_named_in(self, text: str) -> list[str]:
+        """Full author names (two words or more, as written in the catalogue) that occur in
+        `text` as whole words, ignoring case, accents and the periods of initials ("Justin S
+        Kang" finds "Justin S. Kang"). Longest names first; a name inside a longer found name
+        is not repeated. Surnames alone never match."""
+        keys = self._author_names()
+        words = _name_key(text).split()
+        found: list[str] = []
+        covered: set[int] = set()
+        for size in range(6, 1, -1):
+            for start in range(len(words) - size + 1):
+                span = set(range(start, start + size))
+                if span & covered:
+                    continue
+                name = keys.get(" ".join(words[start : start + size]))
+                if name is not None and name not in found:
+                    found.append(name)
+                    covered |= span
+        return found
+
+    def papers_by_author(self, name: str, filters: Filters = Filters(), limit: int = 50) -> list[Paper]:
+        """Papers passing `filters` with an author whose full name equals `name` (folded,
+        initials' periods ignored), in `select` order, at most `limit`."""
+        key = _name_key(name)
+        chosen = [p for p in self.papers.values()
+                  if any(_name_key(a) == key for a in p.authors) and (not filters.active() or self.matches(p, filters))]
+        chosen.sort(key=lambda p: (_fold(p.display_title), p.id))
+        return chosen[:limit]
+
+    def _names(self) -> tuple[dict[str, list[str]], list[tuple[str, str]]]:
+        """(name -> paper ids, [(folded title, id)]): a paper's names are its label when that is
+        one name-like word ("Celcomen"), the word opening its title before a colon ("Cybench" in
+        "Cybench: A Framework …"), and the coined names in its title (rag.text.is_coined). A
+        word is name-like when it is coined, or capitalised and never used in lower case by
+        any abstract (so "Position: …" and "LLM-based" name nothing)."""
+        if getattr(self, "_name_index", None) is None:
+            from rag.text import is_coined
+
+            # A word the abstracts also use in lower case ("position", "dropout") is a common
+            # word, not the name of one paper, even when a title opens with it.
+            common = set(re.findall(r"(?<![\w-])[a-z][a-z-]+", " ".join(p.abstract for p in self.papers.values())))
+
+            def is_name(word: str) -> bool:
+                word = word.strip()
+                return len(word) >= 3 and " " not in word and (is_coined(word) or (word[:1].isupper() and word.lower() not in common and "-" not in word))
+
+            names: dict[str, list[str]] = {}
+            titles: list[tuple[str, str]] = []
+            for pid, paper in self.papers.items():
+                found: set[str] = set()
+                if paper.label and is_name(paper.label):
+                    found.add(paper.label.strip())
+                if paper.title:
+                    titles.append((_fold(paper.title), pid))
+                    head = paper.title.split(":", 1)[0].strip() if ":" in paper.title else ""
+                    if head and is_name(head):
+                        found.add(head)
+                    found |= {w for w in re.findall(r"[A-Za-z][\w-]*[A-Za-z0-9]", paper.title) if is_coined(w)}
+                for name in found:
+                    names.setdefault(_fold(name), []).append(pid)
+            self._name_index = (names, titles)
+        return self._name_index
+
+    def papers_named_in(self, text: str) -> list[str]:
+        """Ids of papers named in `text`: a paper's full title (folded substring, titles of 12+
+        characters), or one of its names (see `_names`) as a whole word. Title matches first,
+        then names in the order they occur in the text; a name shared by several papers yields
+        all of them."""
+        names, titles = self._names()
+        folded = _fold(text)
+        found = [pid for title, pid in titles if len(title) >= 12 and title in folded]
+        for word in re.findall(r"[\w][\w-]*[\w]|\w", folded):
+            for candidate in (word, word.rstrip("s") if word.endswith("s") and len(word) > 3 else ""):
+                for pid in names.get(candidate, []) if candidate else []:
+                    if pid not in found:
+                        found.append(pid)
+        return found
+
+
+def _name_key(text: str) -> str:
+    """A person's name as a match key: folded, periods and commas dropped, single spaces."""
+    return re.sub(r"\s+", " ", re.sub(r"[.,;:()\"“”]", " ", _fold(text))).strip()
