@@ -244,5 +244,6 @@ class Catalog:
 
 
 def _name_key(text: str) -> str:
-    """A person's name as a match key: folded, periods and commas dropped, single spaces."""
-    return re.sub(r"\s+", " ", re.sub(r"[.,;:()\"“”]", " ", _fold(text))).strip()
+    """A person's name as a match key: folded, punctuation but hyphens and apostrophes dropped
+    (the periods of initials too), single spaces."""
+    return re.sub(r"\s+", " ", re.sub(r"[^\w\s'-]", " ", _fold(text))).strip()
