@@ -87,7 +87,8 @@ class App:
         answerer: Answerer = LLMAnswerer(model, s.context_tokens) if model else ExtractiveAnswerer()
         verifier = Verifier(model) if model and s.llm_verify else None
         checker = SupportChecker(self.embedder, s.support_threshold)
-        return AnswerPipeline(self.retriever, answerer, checker, s.k, s.max_question_chars, verifier)
+        return AnswerPipeline(self.retriever, answerer, checker, s.k, s.max_question_chars, verifier,
+                              catalog=lambda: self.index.load().catalog)
 
     def chat(self) -> ChatSession:
         """A new conversation (one per terminal session or browser tab)."""
