@@ -273,10 +273,10 @@ def test_llm_condenses_follow_ups() -> None:
                                  "GradSurg reduces training time by 1.5x [1]."]))
     pipe, retriever = pipeline(answerer=LLMAnswerer(model, context_tokens=2000))
     session = ChatSession(pipe, retriever.catalog, model)
-    session.ask("How much does GradSurg improve accuracy?")
+    session.ask("By how much does GradSurg improve average accuracy?")
     second = session.ask("How much does it reduce training time?")
     assert second.query == "How much does GradSurg reduce training time?"
-    assert "How much does GradSurg improve accuracy?" in model.requests[1][0]["content"]
+    assert "By how much does GradSurg improve average accuracy?" in model.requests[1][0]["content"]
     assert second.citations and second.citations[0].paper.id == "p1"
 
 
