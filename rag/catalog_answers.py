@@ -17,7 +17,7 @@ from rag.cite import field_value, source_text
 from rag.gate import ABSTAIN_TEXT
 from rag.compose import byline, name_of
 from rag.question import Kind, Question
-from rag.text import INTRODUCE, format_authors, introduces, split_sentences
+from rag.text import INTRODUCE, format_authors, split_sentences
 from rag.types import Claim, Hit, Paper
 
 FIELD_NAMES = {"authors": "authors", "track": "track", "venue": "venue", "decision": "decision", "year": "year"}
@@ -114,7 +114,7 @@ class CatalogueAnswerer:
             return found
         # "Who wrote X?" names a thing: only a paper that introduces X is X's paper ("Who wrote
         # the Harry Potter books?" is not answered by a paper that unlearns them)
-        return [p for p in found if any(introduces(source_text(p), s, p.title) for s in q.subject_names)]
+        return [p for p in found if q.introduced_in(source_text(p), p.title)]
 
     def _fields(self, papers: list[Paper], name: str) -> CatalogueDraft:
         draft = CatalogueDraft("")

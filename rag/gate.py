@@ -151,8 +151,7 @@ class Relevance:
         subjects = question.subject_names if question.names_subject else []
         mentioning = [n for n, c in corpora.items() if subjects and any(contains_term(c, s) for s in subjects)]
         if question.kind is Kind.WHICH_PAPER and question.introduce and subjects:
-            focus = [n for n, h in enumerate(hits, start=1)
-                     if any(introduces(source_text(h.paper), s, h.paper.title) for s in subjects)]
+            focus = [n for n, h in enumerate(hits, start=1) if question.introduced_in(source_text(h.paper), h.paper.title)]
             if not focus:
                 return Gate(False, f"no source introduces {subjects[0]}; {len(mentioning)} only mention it", best,
                             related=mentioning)

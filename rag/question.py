@@ -16,7 +16,7 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from rag.catalog import Filters
-from rag.text import COMMON_ACRONYMS, collapse, content_words, fold, is_coined, names_in, numbers_in
+from rag.text import COMMON_ACRONYMS, collapse, content_words, fold, introduces, is_coined, names_in, numbers_in
 
 if TYPE_CHECKING:
     from rag.catalog import Catalog
@@ -72,6 +72,21 @@ class Question:
             out.append(bare)
         return out
 
+    def introduced_in(self, abstract: str, title: str = "") -> bool:
+        """Does this paper introduce the subject? The full phrase, or the bare name; when the
+        dropped head noun says what kind of thing the name is (optimizer, loss, metric, layer …),
+        the paper must be about that kind of thing too ("the Adam optimizer" is not introduced
+        by "ADAM: An Embodied Causal Agent", which never mentions an optimizer)."""
+        names = self.subject_names
+        if not names:
+            return False
+        if introduces(abstract, names[0], title):
+            return True
+        head = names[0][len(names[-1]):].strip().lower() if len(names) > 1 else ""
+        if head in _SPECIFIC_HEADS and not re.search(rf"\b{re.escape(head[:5])}", f"{title} {abstract}", re.I):
+            return False
+        return any(introduces(abstract, name, title) for name in names[1:])
+
     @property
     def names_subject(self) -> bool:
         """The subject is a name or a short term ("NUCFL", "dropout", "the Transformer"), not a
@@ -83,8 +98,11 @@ class Question:
         return len(words) <= 4 and not any(w.lower() in _DESCRIPTIVE for w in words)
 
 
-_GENERIC_HEADS = ("architecture|model|models|method|methods|benchmark|dataset|framework|algorithm|technique|approach|"
+_GENERIC_HEADS = ("architecture|model|models|method|methods|benchmark|dataset|framework|algorithm|technique|approach|agent|"
+                  "platform|environment|suite|toolkit|simulator|"
                   "network|networks|optimizer|optimiser|loss|metric|layer|mechanism|paper|library|tool|system|task")
+# Heads that say what kind of thing a name is, where a namesake of another kind is not it.
+_SPECIFIC_HEADS = {"optimizer", "optimiser", "loss", "metric", "layer", "mechanism", "library"}
 _DESCRIPTIVE = {"for", "that", "which", "to", "how", "with", "about", "when", "where", "whose", "whether"}
 _INTRODUCE_VERB = (r"(?:first\s+)?(?:propos|introduc|present|develop|creat|releas|design|buil[dt]|invent|coin|"
                    r"came up with|come up with|define|devis|formulat)\w*")

@@ -290,3 +290,13 @@ def test_sources_share_the_token_budget_fairly() -> None:
     from rag.chunk import count_tokens
 
     assert count_tokens(block) <= 1200 and small.abstract in block and '<source id="2">' in block
+
+
+def test_a_namesake_of_another_kind_does_not_introduce_the_name() -> None:
+    agent = ("We introduce ADAM, an embodied causal agent in open-world environments.", "ADAM: An Embodied Causal Agent")
+    optimizer = ("We propose AdamW2, an optimizer that decouples weight decay.", "AdamW2: Decoupled Decay")
+    adam = parse("Which paper proposed the Adam optimizer?")
+    assert not adam.introduced_in(*agent) and not adam.introduced_in(*optimizer)
+    assert parse("Which paper introduced the ADAM agent?").introduced_in(*agent)
+    assert parse("Which paper introduced the Cybench benchmark?").introduced_in(
+        "We introduce Cybench, a framework for evaluating agents.", "Cybench: A Framework")
