@@ -193,55 +193,75 @@ class Catalog:
         chosen.sort(key=lambda p: (_fold(p.display_title), p.id))
         return chosen[:limit]
 
-    def _names(self) -> tuple[dict[str, list[str]], list[tuple[str, str]]]:
-        """(name -> paper ids, [(folded title, id)]): a paper's names are its label when that is
-        one name-like word ("Celcomen"), the word opening its title before a colon ("Cybench" in
-        "Cybench: A Framework …"), and the coined names in its title (rag.text.is_coined). A
-        word is name-like when it is coined, or capitalised and never used in lower case by
-        any abstract (so "Position: …" and "LLM-based" name nothing)."""
+    def _names(self) -> tuple[dict[str, list[str]], dict[str, list[str]], list[tuple[str, str]]]:
+        """(folded name -> paper ids, exact name -> paper ids, [(folded title, id)]).
+
+        A paper's names are its label when that is one name-like word ("Celcomen"), the word
+        opening its title before a colon ("Cybench" in "Cybench: A Framework …"), and the coined
+        names in its title (rag.text.is_coined; not from an ALL-CAPS title, where every word looks
+        coined). A name has three characters or more and is coined or capitalised. A name the
+        abstracts also use as a lower-case word ("position", "gets") names a paper only when
+        written exactly so and in capitals ("GETS: Ensemble Temperature Scaling …"); so
+        "Position: …", "LLM-based", "IT" and "TASKS" name nothing."""
         if getattr(self, "_name_index", None) is None:
             from rag.text import is_coined
 
-            # A word the abstracts also use in lower case ("position", "dropout") is a common
-            # word, not the name of one paper, even when a title opens with it.
-            common = set(re.findall(r"(?<![\w-])[a-z][a-z-]+", " ".join(p.abstract for p in self.papers.values())))
+            prose = re.sub(r"\S*[/@]\S*", " ", " ".join(p.abstract for p in self.papers.values()))  # not in URLs
+            common = set(re.findall(r"(?<![\w-])[a-z][a-z-]+", prose))
 
-            def is_name(word: str) -> bool:
+            def kind(word: str) -> str:
+                """"folded", "exact" (a common word written as an acronym) or "" (not a name)."""
                 word = word.strip()
-                return len(word) >= 3 and " " not in word and (is_coined(word) or (word[:1].isupper() and word.lower() not in common and "-" not in word))
+                if len(word) < 3 or " " in word or not (is_coined(word) or (word[:1].isupper() and "-" not in word)):
+                    return ""
+                if word.lower() in common:
+                    return "exact" if word.isupper() else ""
+                return "folded"
 
-            names: dict[str, list[str]] = {}
+            folded_names: dict[str, list[str]] = {}
+            exact_names: dict[str, list[str]] = {}
             titles: list[tuple[str, str]] = []
             for pid, paper in self.papers.items():
                 found: set[str] = set()
-                if paper.label and is_name(paper.label):
+                shouting = bool(paper.title) and sum(c.isupper() for c in paper.title) > 0.6 * sum(c.isalpha() for c in paper.title)
+                if paper.label and kind(paper.label):
                     found.add(paper.label.strip())
                 if paper.title:
                     titles.append((_fold(paper.title), pid))
                     head = paper.title.split(":", 1)[0].strip() if ":" in paper.title else ""
-                    if head and is_name(head):
+                    if head and not shouting and kind(head):
                         found.add(head)
-                    found |= {w for w in re.findall(r"[A-Za-z][\w-]*[A-Za-z0-9]", paper.title) if is_coined(w)}
+                    if not shouting:  # an ALL-CAPS title makes every word look coined
+                        found |= {w for w in re.findall(r"[A-Za-z][\w-]*[A-Za-z0-9]", paper.title) if is_coined(w) and kind(w)}
                 for name in found:
-                    names.setdefault(_fold(name), []).append(pid)
-            self._name_index = (names, titles)
+                    if kind(name) == "exact":
+                        exact_names.setdefault(name, []).append(pid)
+                    else:
+                        folded_names.setdefault(_fold(name), []).append(pid)
+            self._name_index = (folded_names, exact_names, titles)
         return self._name_index
 
     def papers_named_in(self, text: str) -> list[str]:
         """Ids of papers named in `text`: a paper's full title (folded substring, titles of 12+
-        characters), or one of its names (see `_names`) as a whole word. Title matches first,
-        then names in the order they occur in the text; a name shared by several papers yields
-        all of them."""
-        names, titles = self._names()
+        characters), or one of its names (see `_names`) as a whole word, folded or, for names
+        that are also common words, exactly as written. Title matches first, then names in the
+        order they occur in the text; a name shared by several papers yields all of them."""
+        folded_names, exact_names, titles = self._names()
         folded = _fold(text)
         found = [pid for title, pid in titles if len(title) >= 12 and title in folded]
-        for word in re.findall(r"[\w][\w-]*[\w]|\w", folded):
-            for candidate in (word, word.rstrip("s") if word.endswith("s") and len(word) > 3 else ""):
-                for pid in names.get(candidate, []) if candidate else []:
-                    if pid not in found:
-                        found.append(pid)
-        return found
 
+        def add(ids: list[str]) -> None:
+            found.extend(pid for pid in ids if pid not in found)
+
+        for word in re.findall(r"[\w][\w-]*[\w]|\w", text):
+            low = _fold(word)
+            for candidate in (low, low[:-1] if low.endswith("s") and len(low) > 3 else ""):
+                if candidate:
+                    add(folded_names.get(candidate, []))
+            for candidate in (word, word[:-1] if word.endswith("s") and len(word) > 3 else ""):
+                if candidate:
+                    add(exact_names.get(candidate, []))
+        return found
 
 def _name_key(text: str) -> str:
     """A person's name as a match key: folded, punctuation but hyphens and apostrophes dropped

@@ -188,7 +188,7 @@ class ExtractiveAnswerer:
         blocks = []
         for n in ranked:
             rows = [r for r in by_source[n] if _FINDING_WORDS.search(r[3]) and not _MOTIVATION.search(r[3])]
-            rows = [r for r in rows if r[0] >= 0.7 * best][: self.per_source]
+            rows = [r for r in rows if r[0] >= 0.6 * best][: self.per_source]
             if rows:
                 blocks.append(Block(n, [r[3] for r in rows]))
         if not blocks:

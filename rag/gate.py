@@ -7,7 +7,8 @@ Rules, in order (the first that decides, decides):
 3. a "who …" question that is not about authorship ("Who painted the Mona Lisa?") -> abstain:
    the only people the collection knows are its authors;
 4. a key name or number of the question (coined or proper names, numbers; not filter values or
-   author names) that no source contains -> abstain;
+   author names) that no source contains, or that the sources name only in examples or quotes
+   ("(e.g., "what club does Lionel Messi play for?")") -> abstain;
 5. "which paper proposes/introduces X" -> some source must introduce X (rag.text.introduces:
    "we propose X", "X, a new …", "called X", a title opening with X); else abstain and list the
    sources that use X as "Related, not answering";
@@ -16,7 +17,8 @@ Rules, in order (the first that decides, decides):
 7. some sentence, in a source that holds all the key names, must address the question: close to
    it (cosine >= `min_similarity`) and sharing a quarter of its content words (or a cosine of
    0.45), or sharing half of them (at least two) at a cosine of 0.2; for a numeric question that
-   sentence must state a number.
+   sentence must state a number, with the unit the question asks for (a time for "how long", a
+   currency for a price, a factor for "how fast", a percentage for an accuracy or rate).
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ import re
 from dataclasses import dataclass, field
 
 from rag.cite import SupportChecker, source_text
-from rag.question import Kind, Question, key_terms
-from rag.text import contains_term, content_words, fold, introduces, plain, split_sentences, value_numbers
+from rag.question import Kind, Question, key_terms, wanted_unit
+from rag.text import asserted, contains_term, content_words, fold, introduces, plain, split_sentences, value_numbers
 from rag.types import Hit
 
 # (score, cosine, source number, sentence)
@@ -162,13 +164,18 @@ class Relevance:
             if not focus:
                 return Gate(False, f"no source introduces or defines {subjects[0]}", best, related=mentioning)
             return Gate(True, "", best, focus=focus)
-        holding = {n for n, c in corpora.items() if all(contains_term(c, t) for t in terms)}
+        asserting = {n: f"{h.paper.title} {h.paper.label} {asserted(source_text(h.paper))} {' '.join(h.paper.authors)} "
+                        f"{h.paper.track} {h.paper.venue}" for n, h in enumerate(hits, start=1)}
+        holding = {n for n, c in asserting.items() if all(contains_term(c, t) for t in terms)}
+        if terms and not holding:
+            return Gate(False, f"the sources name {', '.join(sorted(terms))} only in examples or quotes", best)
         qwords = focus_words(question, text, exclude | terms)
         good = 0.0
+        unit = wanted_unit(question.text) if question.kind is Kind.NUMERIC else None
         for _, sim, n, sentence in scored:
             if n not in holding or sim < 0.2:
                 continue
-            if question.kind is Kind.NUMERIC and not value_numbers(sentence):
+            if question.kind is Kind.NUMERIC and (not value_numbers(sentence) or (unit and not unit.search(sentence))):
                 continue
             overlap = len(qwords & _words(sentence)) / len(qwords) if qwords else 1.0
             close = sim >= self.min_similarity and (overlap >= 0.25 or sim >= 0.45)

@@ -329,6 +329,31 @@ def parse(question: str, catalog: "Catalog | None" = None) -> Question:
     return q
 
 
+_ANY_NUMBER = re.compile(r"\d")
+_UNITS = [
+    (re.compile(r"\b(?:price|cost|costs|salary|revenue|worth)\b", re.I),
+     re.compile(r"[$€£¥]|\b(?:USD|EUR|dollars?|euros?|cents?)\b", re.I)),
+    (re.compile(r"\bhow\s+long\b", re.I),
+     re.compile(r"\b(?:second|minute|hour|day|week|month|year|epoch|step|iteration|token|word|character|page|layer)s?\b|\b[smh]\b", re.I)),
+    (re.compile(r"\bhow\s+(?:much|many|often)\b", re.I), _ANY_NUMBER),
+    (re.compile(r"\bhow\s+fast\b|\bspeed-?ups?\b|\bfaster\b", re.I),
+     re.compile(r"\d\s*(?:x|×|times|-fold)|\\times|%|\bfaster\b|\bspeed", re.I)),
+    (re.compile(r"\b(?:percentage|percent|accuracy|rate|score|error|f1|auc)\b", re.I),
+     re.compile(r"%|\d\.\d|\bpercent|\d\s*(?:x|×|times|-fold)|\\times", re.I)),
+]
+
+
+def wanted_unit(question: str) -> "re.Pattern[str] | None":
+    """What a number answering a numeric question must come with: a currency for a price, a
+    time unit for "how long", a factor or percentage for "how fast", a percentage, decimal or
+    factor for an accuracy, rate or error; None when any number will do ("how many", "by how
+    much")."""
+    for asks, unit in _UNITS:
+        if asks.search(question):
+            return None if unit is _ANY_NUMBER else unit
+    return None
+
+
 def with_subject_from(q: Question, papers_named: list[str]) -> Question:
     """A copy that knows the question names catalogued papers (used by follow-up handling)."""
     return replace(q, pronoun=q.pronoun and not papers_named)

@@ -250,16 +250,27 @@ def _term_pattern(term: str) -> re.Pattern[str]:
 
 
 def _expansion_start(before: str) -> int:
-    """Where a parenthesised acronym's spelled-out form starts: the run of capitalised words (and
-    "for", "of", "and", "the", hyphens) that ends `before` (the text up to the "(")."""
+    """Where a parenthesised acronym's spelled-out form starts: the run of capitalised words (with
+    "for", "of", "and", "the" inside it) that ends `before` (the text up to the "("). The run
+    starts with a capitalised word: in "a method for Contrastive Language-Image Pretraining
+    (CLIP)" the "for" stays outside."""
     start = len(before)
     for word in reversed(list(re.finditer(r"\S+", before))):
         token = word.group(0).strip(",;:")
-        if token[:1].isupper() or token.lower() in ("for", "of", "and", "the") or token[:1] in "$\\{*":
+        if token[:1].isupper() or token[:1] in "$\\{*":
             start = word.start()
             continue
+        if token.lower() in ("for", "of", "and", "the"):
+            continue  # inside the run only if a capitalised word comes before it
         break
     return start
+
+
+def initials(phrase: str) -> str:
+    """Upper-case initials of a phrase's capitalised words and hyphen parts ("Non-Uniform
+    Calibration for Federated Learning" -> "NUCFL")."""
+    return "".join(part[0].upper() for part in re.split(r"[\s-]+", plain(phrase)) if part[:1].isalpha() and part[0].isupper()) \
+        or "".join(part[0].upper() for part in re.split(r"[\s-]+", phrase) if part[:1].isalpha())
 
 
 def _inside_longer_name(text: str, start: int, end: int) -> bool:
@@ -305,6 +316,11 @@ def introduces(abstract: str, term: str, title: str = "") -> bool:
                 continue  # "we introduce SAE Match", "Adaptive Transformer Programs": a longer name
             if re.match(r"(?:\s+[\w-]+){1,8}?\s*\([^)]{2,20}\)", text[found.end() :]):
                 continue  # "Adam with Combinatorial Bandit Sampling (AdamCBS)": the start of a longer named phrase
+            own = re.match(r"\s*\(([A-Za-z][\w-]{1,19})\)", text[found.end() :])
+            if own and " " in term:
+                acronym, letters = own.group(1).upper().replace("-", "").rstrip("S"), initials(term)
+                if acronym != letters and acronym.endswith(letters):
+                    continue  # "pessimistic proximal policy optimization (PPPO)": the end of a longer name
             if found.group(0)[:1].islower() and re.match(r"\s+(?!(?:to|that|which|for|as|and|or|in|on|with|by|is|are)\b)[a-z]", text[found.end() :]):
                 continue  # "an offline chain-of-thought evaluation framework": a common term modifying a noun
             between = text[verb.end() : found.start()]
@@ -454,3 +470,20 @@ def clip(text: str, max_chars: int) -> str:
     if len(text) <= max_chars:
         return text
     return text[:max_chars].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+
+
+# -- what a text asserts ----------------------------------------------------------------------
+
+_QUOTED = re.compile(r"``(.{1,300}?)''|\"([^\"]{1,300})\"|“([^”]{1,300})”")
+_EXAMPLE_PAREN = re.compile(r"\((?:e\.g\.|i\.e\.|for example|for instance|such as)[^()]{0,300}\)", re.I)
+
+
+def asserted(text: str) -> str:
+    """The text without what it only cites as an example: quoted phrases of three words or more
+    ("if finetuned on "John Doe lives in Tokyo," …") and "(e.g., …)" asides. Quoted names
+    ("we introduce "Outlandish," a dataset") stay."""
+    def drop_long(match: re.Match[str]) -> str:
+        inner = next(g for g in match.groups() if g is not None)
+        return " " if len(inner.split()) >= 3 else match.group(0)
+
+    return _QUOTED.sub(drop_long, _EXAMPLE_PAREN.sub(" ", text))

@@ -300,3 +300,31 @@ def test_a_namesake_of_another_kind_does_not_introduce_the_name() -> None:
     assert parse("Which paper introduced the ADAM agent?").introduced_in(*agent)
     assert parse("Which paper introduced the Cybench benchmark?").introduced_in(
         "We introduce Cybench, a framework for evaluating agents.", "Cybench: A Framework")
+
+
+def test_names_only_quoted_as_examples_do_not_answer() -> None:
+    papers = corpus() + [Paper(id="p5", title="Editing Multi-Hop Knowledge", venue="ICML", year=2025, abstract=(
+        "Knowledge editing works when targets are simple and direct (e.g., ``what club does Lionel Messi currently "
+        "play for?''). We show that multi-hop edits fail on 40% of chains."))]
+    pipe, _ = pipeline(papers)
+    answer = pipe.answer("What club does Lionel Messi currently play for?")
+    assert answer.abstained and "only in examples" in answer.reason
+
+
+def test_numeric_questions_want_the_unit_they_ask_for() -> None:
+    from rag.question import wanted_unit
+
+    assert wanted_unit("What is the price of a Tesla Cybertruck?").search("costs $60,000")  # type: ignore[union-attr]
+    assert not wanted_unit("What is the price of a Tesla Cybertruck?").search("phase 3 trial")  # type: ignore[union-attr]
+    assert not wanted_unit("How long does the vaccine protect?").search("a phase 3 trial")  # type: ignore[union-attr]
+    assert wanted_unit("By how much does GradSurg improve accuracy?") is None
+    pipe, _ = pipeline()
+    assert pipe.answer("How long does GradSurg take to train on NYUv2?").abstained  # it states a factor, not a time
+
+
+def test_common_words_name_a_paper_only_as_written_in_capitals() -> None:
+    papers = corpus() + [Paper(id="g", title="GETS: Ensemble Temperature Scaling", abstract="The model gets better.")]
+    catalog = Catalog(papers)
+    assert catalog.papers_named_in("Was GETS an oral?") == ["g"]
+    assert catalog.papers_named_in("What gets better with scale?") == []
+    assert catalog.papers_named_in("Who wrote gradsurg?") == ["p1"]  # a coined name: any case
