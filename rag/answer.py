@@ -36,7 +36,14 @@ from rag.cite import (
 )
 from rag.compose import Draft, ExtractiveAnswerer, name_of
 from rag.errors import LLMError, QuestionError
-from rag.gate import ABSTAIN_SENTINEL, ABSTAIN_TEXT, NO_MATCH_TEXT, Gate, Relevance, Scored
+from rag.gate import (
+    ABSTAIN_SENTINEL,
+    ABSTAIN_TEXT,
+    NO_MATCH_TEXT,
+    Gate,
+    Relevance,
+    Scored,
+)
 from rag.prompts import load
 from rag.question import Kind, Question, parse
 from rag.retrieve import Retriever
@@ -204,11 +211,11 @@ class AnswerPipeline:
         result = Answer(question=question, query=query, text="", mode=self.answerer.mode, abstained=False,
                         kind=q.kind.value, filters=filters.public())
         if q.kind.catalogue and catalog is not None:
-            draft = self.catalogue.answer(q, catalog, filters, list(context), lambda text, f: self._locate(text, f, k),
-                                          lambda text, paper: self.checker.best_sentence(text, paper)[0])
-            if draft is not None:
+            catalogued = self.catalogue.answer(q, catalog, filters, list(context), lambda text, f: self._locate(text, f, k),
+                                               lambda text, paper: self.checker.best_sentence(text, paper)[0])
+            if catalogued is not None:
                 timings["retrieve"] = (time.perf_counter() - start) * 1000
-                return self._finish_catalogue(result, draft, timings, usage, on_token)
+                return self._finish_catalogue(result, catalogued, timings, usage, on_token)
         text = question if query == question else f"{question} {query}"
         want = k * 2 if q.kind is Kind.LIST else k
         hits = self.retriever.search(query, want, filters).hits
@@ -223,10 +230,7 @@ class AnswerPipeline:
             timings["check"] = 0.0
             result.timings_ms, result.usage = timings, usage.public()
             return result
-        if isinstance(self.answerer, ExtractiveAnswerer):
-            draft = self.answerer.compose(q, hits, scored, gate)
-        else:
-            draft = self.answerer.generate(q, hits, scored, gate, usage, on_token)
+        draft = self.answerer.generate(q, hits, scored, gate, usage, on_token)
         timings["generate"] = (time.perf_counter() - start) * 1000
         start = time.perf_counter()
         result.raw_text = draft.text
@@ -268,8 +272,9 @@ class AnswerPipeline:
 
     def _finish(self, result: Answer, draft: Draft, hits: list[Hit], scored: list[Scored], usage: Usage,
                 on_token: OnToken | None) -> None:
+        removed: list[int] = []
         if draft.claims:
-            text, claims, removed = draft.text, draft.claims, []
+            text, claims = draft.text, draft.claims
         else:  # the LLM's text: drop citations to numbers that were not sources, then read claims
             text, removed = strip_invalid(draft.text, set(range(1, len(hits) + 1)))
             claims = parse_claims(text)

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from rag.catalog import Catalog, Filters
 from rag.cite import field_value, source_text
-from rag.gate import ABSTAIN_TEXT
 from rag.compose import byline, name_of
+from rag.gate import ABSTAIN_TEXT
 from rag.question import Kind, Question
 from rag.text import INTRODUCE, format_authors, split_sentences
 from rag.types import Claim, Hit, Paper

@@ -22,7 +22,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rag.embed import Embedder
-from rag.text import comparable, content_words, format_authors, names_in, numbers_in, plain, split_sentences
+from rag.text import (
+    comparable,
+    content_words,
+    format_authors,
+    names_in,
+    numbers_in,
+    plain,
+    split_sentences,
+)
 from rag.types import Citation, Claim, Hit, Paper
 
 # A marker: "[3]", "[1, 2]", "[2-4]". Spaces before it are not part of the pattern (a `\s*`

@@ -21,9 +21,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from rag.gate import Gate, Scored, _FINDING_WORDS, _MOTIVATION, defines
+from rag.gate import _FINDING_WORDS, _MOTIVATION, Gate, Scored, defines
 from rag.question import Kind, Question
-from rag.text import bold_numbers, contains_term, format_authors, introduces, numbers_in, value_numbers
+from rag.text import (
+    bold_numbers,
+    contains_term,
+    format_authors,
+    introduces,
+    numbers_in,
+    value_numbers,
+)
 from rag.types import Claim, Hit, Paper
 
 EXTRACTIVE_NOTE = "Extractive answer (sentences quoted from the abstracts; no language model was used)."
@@ -90,6 +97,11 @@ class ExtractiveAnswerer:
         self.max_sentences = max_sentences
         self.per_source = per_source
         self.list_size = list_size
+
+    def generate(self, question: Question, hits: list[Hit], scored: list[Scored], gate: Gate, usage: object,
+                 on_token: object) -> Draft:
+        """The Answerer protocol: the draft, streamed by the pipeline once it is numbered."""
+        return self.compose(question, hits, scored, gate)
 
     def compose(self, question: Question, hits: list[Hit], scored: list[Scored], gate: Gate) -> Draft:
         by_source: dict[int, list[Scored]] = {}

@@ -16,7 +16,8 @@ Rules, in order (the first that decides, decides):
    ("X is …", "X, a …"), or be the paper named X; else abstain, listing the sources that use X;
 7. some sentence, in a source that holds all the key names, must address the question: close to
    it (cosine >= `min_similarity`) and sharing a quarter of its content words (or a cosine of
-   0.45), or sharing half of them (at least two) at a cosine of 0.2; for a numeric question that
+   0.45; 0.5 when the question names things), or sharing half of them (at least two) at a cosine
+   of 0.2; asked for "the <attribute> of X", it must say the attribute; for a numeric question that
    sentence must state a number, with the unit the question asks for (a time for "how long", a
    currency for a price, a factor for "how fast", a percentage for an accuracy or rate).
 """
@@ -28,7 +29,16 @@ from dataclasses import dataclass, field
 
 from rag.cite import SupportChecker, source_text
 from rag.question import Kind, Question, key_terms, wanted_unit
-from rag.text import asserted, contains_term, content_words, fold, introduces, plain, split_sentences, value_numbers
+from rag.text import (
+    asserted,
+    contains_term,
+    content_words,
+    fold,
+    introduces,
+    plain,
+    split_sentences,
+    value_numbers,
+)
 from rag.types import Hit
 
 # (score, cosine, source number, sentence)
@@ -172,13 +182,18 @@ class Relevance:
         qwords = focus_words(question, text, exclude | terms)
         good = 0.0
         unit = wanted_unit(question.text) if question.kind is Kind.NUMERIC else None
+        attribute = _words(question.attribute)
+        escape = 0.5 if terms else 0.45  # named things: the sentence should share the question's words
         for _, sim, n, sentence in scored:
             if n not in holding or sim < 0.2:
                 continue
             if question.kind is Kind.NUMERIC and (not value_numbers(sentence) or (unit and not unit.search(sentence))):
                 continue
-            overlap = len(qwords & _words(sentence)) / len(qwords) if qwords else 1.0
-            close = sim >= self.min_similarity and (overlap >= 0.25 or sim >= 0.45)
+            words = _words(sentence)
+            if attribute and not attribute & words:
+                continue  # "the recommended dose of the Moderna vaccine": a sentence that never says dose
+            overlap = len(qwords & words) / len(qwords) if qwords else 1.0
+            close = sim >= self.min_similarity and (overlap >= 0.25 or sim >= escape)
             if close or (overlap >= 0.5 and len(qwords) >= 2):  # or it shares most of the question's words
                 good = max(good, sim)
         if not good:

@@ -156,8 +156,8 @@ class OpenAIChat:
         remaining = usage.deadline - time.monotonic()
         if remaining <= 0:
             raise _Deadline()
-        response = self._client.chat.completions.create(  # type: ignore[call-overload]
-            model=self.name, messages=messages, stream=True, temperature=0, max_tokens=max_tokens, timeout=remaining
+        response = self._client.chat.completions.create(
+            model=self.name, messages=messages, stream=True, temperature=0, max_tokens=max_tokens, timeout=remaining  # type: ignore[arg-type]
         )
         usage.calls += 1
         usage.prompt_tokens += message_tokens(messages)
@@ -203,8 +203,8 @@ class OpenAIChat:
                 yield delta
         finally:
             try:
-                response.close()
-            except Exception:  # noqa: BLE001 - closing a broken stream may itself fail
+                response.close()  # type: ignore[union-attr]
+            except Exception:  # noqa: BLE001, S110 - closing a broken stream may itself fail
                 pass
 
     def _may_retry(self, err: Exception, attempt: int, usage: Usage) -> bool:

@@ -16,7 +16,16 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from rag.catalog import Filters
-from rag.text import COMMON_ACRONYMS, collapse, content_words, fold, introduces, is_coined, names_in, numbers_in
+from rag.text import (
+    COMMON_ACRONYMS,
+    collapse,
+    content_words,
+    fold,
+    introduces,
+    is_coined,
+    names_in,
+    numbers_in,
+)
 
 if TYPE_CHECKING:
     from rag.catalog import Catalog
@@ -58,6 +67,7 @@ class Question:
     person: bool = False  # asks "who …" about something other than authorship
     pronoun: bool = False  # refers back ("it", "its", "this paper", "they") and names no paper
     described: bool = False  # describes a paper ("the paper on …") rather than naming a thing
+    attribute: str = ""  # what is asked of the subject in "the <attribute> of <subject>" ("recommended dose")
 
     @property
     def subject_names(self) -> list[str]:
@@ -101,6 +111,11 @@ class Question:
 _GENERIC_HEADS = ("architecture|model|models|method|methods|benchmark|dataset|framework|algorithm|technique|approach|agent|"
                   "platform|environment|suite|toolkit|simulator|"
                   "network|networks|optimizer|optimiser|loss|metric|layer|mechanism|paper|library|tool|system|task")
+# What a question may ask "of" a paper without the answer repeating the word ("the main idea of X").
+_GENERIC_ASKS = set("idea ideas contribution contributions goal goals aim purpose main key result results finding findings "
+                    "method methods approach role effect effects impact benefit benefits advantage advantages limitation "
+                    "limitations difference differences motivation problem task focus name definition meaning point "
+                    "summary gist novelty outcome output input core basis principle intuition".split())
 # Heads that say what kind of thing a name is, where a namesake of another kind is not it.
 _SPECIFIC_HEADS = {"optimizer", "optimiser", "loss", "metric", "layer", "mechanism", "library"}
 _DESCRIPTIVE = {"for", "that", "which", "to", "how", "with", "about", "when", "where", "whose", "whether"}
@@ -243,6 +258,9 @@ def parse(question: str, catalog: "Catalog | None" = None) -> Question:
     q = Question(text=text, filters=filters, authors=authors, topic=topic_of(rest), rest=rest)
     q.pronoun = bool(_PRONOUN.search(text)) and not proper_names(rest)
     low = text.lower()
+    asked = re.search(r"\b(?:what|which|how)\s+(?:is|are|was|were)\s+the\s+((?:[\w-]+\s+){0,2}?[\w-]+)\s+of\s+\S", text, re.I)
+    if asked and not set(asked.group(1).lower().split()) & _GENERIC_ASKS:
+        q.attribute = asked.group(1)
 
     # -- catalogue kinds -----------------------------------------------------------------
     if re.match(r"^how many\b", low) and re.search(r"\b(?:papers?|orals?|posters?|spotlights?|submissions|works|articles)\b", low):

@@ -234,7 +234,8 @@ _USE_WORDS = frozenset(
     "combines combining into like such in by within upon beyond against versus vs that which where whether how "
     "why when while as unlike existing prior previous popular standard conventional classical traditional "
     "widely common commonly well-known typical typically family families variant variants version versions "
-    "alternative alternatives instead".split()
+    "alternative alternatives instead during under across between among after before about can could may might "
+    "will would should occur occurs happen happens".split()
 )
 _NEW_APPOSITION = re.compile(
     r"^(?:the\s+)?([^,]{2,80}?),\s+(?:a|an|the)\s+(?:new|novel|first|simple|principled|lightweight|general|unified|"
@@ -284,6 +285,7 @@ def _inside_longer_name(text: str, start: int, end: int) -> bool:
 def introduces(abstract: str, term: str, title: str = "") -> bool:
     """Does the paper introduce `term` (propose, present, name it), rather than merely use it?
 
+    No when the name the abstract introduces is a longer one built on `term` ("MA-RLHF").
     Yes when: the name the abstract introduces is `term` (`introduced_name`); the title is
     `term` or opens with it before a colon; a sentence says "called/named/termed/dubbed
     term"; a sentence opens "term, a new …"; or `term` follows an introducing verb ("we
@@ -294,8 +296,11 @@ def introduces(abstract: str, term: str, title: str = "") -> bool:
     if not term:
         return False
     pattern = _term_pattern(term)
-    if pattern.fullmatch(introduced_name(abstract) or ""):
+    own = introduced_name(abstract) or ""
+    if pattern.fullmatch(own):
         return True
+    if own and re.search(rf"(?<![^\W_]){re.escape(term)}(?![^\W_])", own, re.I) and len(own) > len(term):
+        return False  # the paper introduces a longer name built on it ("MA-RLHF", "LoRA-X"): it uses the term
     if title and pattern.fullmatch(collapse(plain(title)).split(":", 1)[0].strip()):
         return True
     for sentence in split_sentences(abstract):
@@ -316,9 +321,9 @@ def introduces(abstract: str, term: str, title: str = "") -> bool:
                 continue  # "we introduce SAE Match", "Adaptive Transformer Programs": a longer name
             if re.match(r"(?:\s+[\w-]+){1,8}?\s*\([^)]{2,20}\)", text[found.end() :]):
                 continue  # "Adam with Combinatorial Bandit Sampling (AdamCBS)": the start of a longer named phrase
-            own = re.match(r"\s*\(([A-Za-z][\w-]{1,19})\)", text[found.end() :])
-            if own and " " in term:
-                acronym, letters = own.group(1).upper().replace("-", "").rstrip("S"), initials(term)
+            paren = re.match(r"\s*\(([A-Za-z][\w-]{1,19})\)", text[found.end() :])
+            if paren and " " in term:
+                acronym, letters = paren.group(1).upper().replace("-", "").rstrip("S"), initials(term)
                 if acronym != letters and acronym.endswith(letters):
                     continue  # "pessimistic proximal policy optimization (PPPO)": the end of a longer name
             if found.group(0)[:1].islower() and re.match(r"\s+(?!(?:to|that|which|for|as|and|or|in|on|with|by|is|are)\b)[a-z]", text[found.end() :]):

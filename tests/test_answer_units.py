@@ -13,8 +13,14 @@ import pytest
 
 from rag.answer import ABSTAIN_SENTINEL, LLMAnswerer
 from rag.catalog import Catalog, Filters
-from rag.chat import ChatSession, heuristic_condense, Turn
-from rag.cite import SupportChecker, StreamRenumberer, parse_claims, renumber, strip_invalid
+from rag.chat import ChatSession, Turn, heuristic_condense
+from rag.cite import (
+    StreamRenumberer,
+    SupportChecker,
+    parse_claims,
+    renumber,
+    strip_invalid,
+)
 from rag.embed import HashEmbedder
 from rag.errors import LLMError
 from rag.question import Kind, parse
@@ -106,6 +112,9 @@ def test_number_and_name_checks_use_the_cited_source() -> None:
     ("We introduce Adam with Combinatorial Bandit Sampling (AdamCBS), an optimizer.", "Adam", False),
     ("We propose an offline chain-of-thought evaluation framework, OCEAN.", "chain-of-thought", False),
     ("A new optimizer, which we call AdamX, is proposed.", "AdamX", True),
+    ("We propose MA-RLHF, a simple yet effective RLHF framework with macro actions.", "RLHF", False),
+    ("We ask whether a phenomenon that we call teacher hacking can occur during knowledge distillation.",
+     "knowledge distillation", False),
 ])
 def test_introduces_tells_introducing_from_using(abstract: str, term: str, expected: bool) -> None:
     assert introduces(abstract, term) is expected
@@ -239,8 +248,8 @@ def test_heuristic_condense_carries_the_subject_unless_a_paper_is_named() -> Non
 
 
 def test_llm_answer_is_stripped_renumbered_and_streamed_as_shown() -> None:
-    model = FakeChatModel(deque(["GradSurg improves average accuracy by 4.2% on NYUv2 [3]. It is cited twice [3, 9]. "
-                                 "Projection fails on 12 of 20 benchmarks [2]."]))
+    model = FakeChatModel(deque([("GradSurg improves average accuracy by 4.2% on NYUv2 [3]. It is cited twice [3, 9]. "
+                                 "Projection fails on 12 of 20 benchmarks [2].")]))
     pipe, _ = pipeline(answerer=LLMAnswerer(model, context_tokens=2000))
     streamed: list[str] = []
     answer = pipe.answer("Summarise the findings on gradient projection in multi-task learning", k=3, on_token=streamed.append)
@@ -328,3 +337,11 @@ def test_common_words_name_a_paper_only_as_written_in_capitals() -> None:
     assert catalog.papers_named_in("Was GETS an oral?") == ["g"]
     assert catalog.papers_named_in("What gets better with scale?") == []
     assert catalog.papers_named_in("Who wrote gradsurg?") == ["p1"]  # a coined name: any case
+
+
+def test_the_attribute_asked_for_must_be_stated() -> None:
+    q = parse("What is the recommended dose of the TabNet2 model?", Catalog(corpus()))
+    assert q.attribute == "recommended dose" and parse("What is the main idea of TabNet2?").attribute == ""
+    pipe, _ = pipeline()
+    assert pipe.answer("What is the recommended dose of the TabNet2 model?").abstained
+    assert not pipe.answer("What is the accuracy of TabNet2 on the Adult dataset?").abstained
