@@ -43,6 +43,7 @@ from rag.gate import (
     Gate,
     Relevance,
     Scored,
+    also_relevant,
 )
 from rag.prompts import load
 from rag.question import Kind, Question, parse
@@ -238,7 +239,7 @@ class AnswerPipeline:
             self._abstain(result, hits, Gate(False, "the LLM found no answer in the sources", gate.best_similarity), q,
                           on_token)
         else:
-            self._finish(result, draft, hits, scored, usage, on_token)
+            self._finish(result, draft, q, hits, scored, usage, on_token)
         timings["check"] = (time.perf_counter() - start) * 1000
         result.timings_ms, result.usage = timings, usage.public()
         return result
@@ -270,7 +271,7 @@ class AnswerPipeline:
         if on_token:
             on_token(text)
 
-    def _finish(self, result: Answer, draft: Draft, hits: list[Hit], scored: list[Scored], usage: Usage,
+    def _finish(self, result: Answer, draft: Draft, q: Question, hits: list[Hit], scored: list[Scored], usage: Usage,
                 on_token: OnToken | None) -> None:
         removed: list[int] = []
         if draft.claims:
@@ -279,7 +280,7 @@ class AnswerPipeline:
             text, removed = strip_invalid(draft.text, set(range(1, len(hits) + 1)))
             claims = parse_claims(text)
         text, sources, mapping = renumber(text, claims, hits)
-        related = draft.related if draft.claims else self._uncited(scored, set(mapping))
+        related = draft.related if draft.claims else also_relevant(q, scored, set(mapping))
         result.related = [hits[n - 1].paper for n in related if 1 <= n <= len(hits) and n not in mapping]
         if result.related:
             text += "\n\nAlso relevant: " + "; ".join(f"**{name_of(p)}**" for p in result.related) + "."
@@ -290,13 +291,6 @@ class AnswerPipeline:
                 on_token(line if i == 0 else "\n" + line)
         elif on_token and result.related:
             on_token("\n\nAlso relevant: " + "; ".join(f"**{name_of(p)}**" for p in result.related) + ".")
-
-    def _uncited(self, scored: list[Scored], cited: set[int]) -> list[int]:
-        best = scored[0][1] if scored else 0.0
-        seen: dict[int, float] = {}
-        for _, sim, n, _ in scored:
-            seen[n] = max(seen.get(n, 0.0), sim)
-        return [n for n, sim in sorted(seen.items(), key=lambda x: -x[1]) if n not in cited and sim >= max(0.35, 0.6 * best)]
 
     def _check(self, result: Answer, usage: Usage) -> None:
         sources = {n: h.paper for n, h in enumerate(result.sources, start=1)}

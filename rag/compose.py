@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from rag.gate import _FINDING_WORDS, _MOTIVATION, Gate, Scored, defines
+from rag.gate import _FINDING_WORDS, _MOTIVATION, Gate, Scored, also_relevant, defines
 from rag.question import Kind, Question
 from rag.text import (
     bold_numbers,
@@ -121,9 +121,7 @@ class ExtractiveAnswerer:
         else:
             draft = self._general(question, hits, scored)
         quoted = {c for claim in draft.claims for c in claim.cites}
-        best = scored[0][1] if scored else 0.0
-        draft.related += [n for n, rows in sorted(by_source.items(), key=lambda item: -item[1][0][0])
-                          if n not in quoted and n not in draft.related and rows and rows[0][1] >= max(0.35, 0.6 * best)]
+        draft.related += also_relevant(question, scored, quoted | set(draft.related))
         draft.kind = kind.value
         return draft
 

@@ -103,6 +103,22 @@ def focus_words(question: Question, text: str, exclude: set[str]) -> set[str]:
     return _words(text) - {w for term in exclude for w in _words(term)}
 
 
+def also_relevant(question: Question, scored: list[Scored], exclude: set[int]) -> list[int]:
+    """Sources worth listing beside an answer ("Also relevant"), best first: not already cited,
+    with a sentence close to the question (cosine >= 0.35 and >= 0.6 of the best) that shares two
+    of its content words (or its only one), so a paper on "sparse attention" is not listed for
+    a question on "sparse autoencoders"."""
+    best = scored[0][1] if scored else 0.0
+    qwords = focus_words(question, question.rest or question.text, set(question.authors))
+    found: dict[int, float] = {}
+    for _, sim, n, sentence in scored:
+        if n in exclude or n in found or sim < max(0.35, 0.6 * best):
+            continue
+        if len(qwords & _words(sentence)) >= min(2, len(qwords)):
+            found[n] = sim
+    return sorted(found, key=lambda n: -found[n])
+
+
 class Relevance:
     """Sentence-level relevance of sources to a question, shared by the gate and the composer."""
 
