@@ -102,13 +102,13 @@ class OpenAIChat:
         if isinstance(err, openai.NotFoundError):
             return LLMError(f"model '{self.name}' not found at {where} (404): check RAG_LLM_MODEL and OPENAI_BASE_URL")
         if isinstance(err, openai.RateLimitError):
-            return LLMError(f"the LLM endpoint {where} is rate-limiting (429); gave up after {elapsed:.1f} s ({tries}): "
-                            "wait, or check your quota")
+            return LLMError(f"the LLM endpoint {where} is rate-limiting (429) after {attempts - 1} retries; gave up after "
+                            f"{elapsed:.1f} s: wait, or check your quota")
         if isinstance(err, openai.APIConnectionError):
             return LLMError(f"cannot reach the LLM endpoint {where}: check OPENAI_BASE_URL and that the server runs")
         if isinstance(err, openai.APIStatusError):
-            return LLMError(f"the LLM endpoint {where} failed ({err.status_code}); gave up after {elapsed:.1f} s ({tries}): "
-                            "the server is failing; try later")
+            return LLMError(f"the LLM endpoint {where} failed ({err.status_code}) after {attempts - 1} retries; gave up after "
+                            f"{elapsed:.1f} s: the server is failing; try later")
         if isinstance(err, _Empty):
             return LLMError(f"the LLM endpoint {where} returned an empty answer ({tries}): check RAG_LLM_MODEL and the server")
         return LLMError(f"the LLM endpoint {where} sent a reply that cannot be read ({tries}; {type(err).__name__}): "
