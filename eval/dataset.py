@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rag.catalog import Catalog
+from rag.catalog import Catalog, Filters
 from rag.errors import InputError
 from rag.types import Paper
 
@@ -43,33 +43,32 @@ def _squash(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-class Abstracts:
-    """Every abstract of the catalogue, read once per dataset, for resolving gold quotes."""
-
-    def __init__(self, catalog: Catalog) -> None:
-        self.catalog = catalog
-        self._texts: list[tuple[str, str]] | None = None
-
-    def containing(self, quote: str) -> list[str]:
-        if self._texts is None:
-            self._texts = [(p.id, _squash(p.abstract)) for _, p in self.catalog.iter_papers() if p.abstract]
-        wanted = _squash(quote)
-        return [pid for pid, text in self._texts if wanted in text]
+def all_papers(catalog: Catalog, page: int = 1000) -> list[Paper]:
+    """Every paper of the catalogue, read page by page (`Catalog.select`)."""
+    papers: list[Paper] = []
+    while True:
+        batch = catalog.select(Filters(), page, len(papers))
+        papers += batch
+        if len(batch) < page:
+            return papers
 
 
-def resolve_gold(record: dict[str, Any], catalog: Catalog, abstracts: Abstracts | None = None) -> list[str]:
+def resolve_gold(record: dict[str, Any], catalog: Catalog, papers: list[Paper] | None = None) -> list[str]:
     gold = _strings(record, "gold_ids")
     for pid in gold:
         if catalog.get(pid) is None:
             raise ValueError(f"gold id {pid!r} is not in the catalogue")
-    for title in _strings(record, "gold_titles"):
-        found = [p for p in catalog.title_matches(title) if (catalog.get(p) or Paper("")).title.lower() == title.lower()]
-        if not found:
+    titles_wanted, quotes_wanted = _strings(record, "gold_titles"), _strings(record, "gold_quotes")
+    if (titles_wanted or quotes_wanted) and papers is None:
+        papers = all_papers(catalog)
+    titles = {p.title.lower(): p.id for p in papers or [] if p.title}
+    for title in titles_wanted:
+        if title.lower() not in titles:
             raise ValueError(f"gold title {title!r} matches no paper")
-        gold.append(found[0])
-    abstracts = abstracts or Abstracts(catalog)
-    for quote in _strings(record, "gold_quotes"):
-        found = abstracts.containing(quote)
+        gold.append(titles[title.lower()])
+    for quote in quotes_wanted:
+        wanted = _squash(quote)
+        found = [p.id for p in papers or [] if wanted in _squash(p.abstract)]
         if len(found) != 1:
             raise ValueError(f"gold quote {quote[:40]!r} matches {len(found)} abstracts, not exactly one")
         gold.append(found[0])
@@ -80,11 +79,11 @@ def load_items(path: Path, catalog: Catalog) -> tuple[list[Item], list[InputErro
     items: list[Item] = []
     errors: list[InputError] = []
     seen: set[str] = set()
+    papers: list[Paper] | None = None
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as err:
         raise InputError(str(path), f"cannot read dataset ({err})") from err
-    abstracts = Abstracts(catalog)
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -101,7 +100,9 @@ def load_items(path: Path, catalog: Catalog) -> tuple[list[Item], list[InputErro
             answerable = record.get("answerable", True)
             if not isinstance(answerable, bool):
                 raise ValueError("field 'answerable' must be true or false")
-            gold = resolve_gold(record, catalog, abstracts)
+            if papers is None and (record.get("gold_titles") or record.get("gold_quotes")):
+                papers = all_papers(catalog)
+            gold = resolve_gold(record, catalog, papers)
             if answerable and not gold and not record.get("answer_contains"):
                 raise ValueError("an answerable item needs gold papers or answer_contains")
             history = _strings(record, "history")

@@ -55,8 +55,9 @@ def precision(true_positive: int, predicted: int) -> float:
 
 
 def fact_hit(answer: str, contains: Sequence[str]) -> bool:
-    """Any-of: the answer states at least one of the expected facts (case-insensitive)."""
-    low = answer.lower()
+    """Any-of: the answer states at least one of the expected facts (case-insensitive; Markdown
+    bold does not count as text, so "by **8.5%**" states "by 8.5%")."""
+    low = answer.replace("**", "").lower()
     return any(fact.lower() in low for fact in contains)
 
 
@@ -97,3 +98,27 @@ def cost_usd(prompt_tokens: int, completion_tokens: int, price_in: float, price_
 def nanmean(values: Iterable[float]) -> float:
     kept = [v for v in values if not math.isnan(v)]
     return statistics.fmean(kept) if kept else float("nan")
+
+
+def rate(flags: Sequence[bool]) -> float:
+    """Share of true flags (nan when there are none): e.g. abstentions among answerable items."""
+    return sum(1 for f in flags if f) / len(flags) if flags else float("nan")
+
+
+def by_kind(results: Sequence[dict], kinds: Sequence[str]) -> dict[str, dict[str, float]]:
+    """Answer metrics per kind of question, from per-item results (the runner's rows): items,
+    fact hit rate, citation recall, and the abstention rate (wanted for unanswerable kinds, false
+    for answerable ones)."""
+    table: dict[str, dict[str, float]] = {}
+    for kind in kinds:
+        rows = [r for r in results if (r.get("kind") or "-") == kind and r.get("answer") is not None]
+        facts = [bool(r["fact_hit"]) for r in rows if r.get("fact_hit") is not None]
+        recall = [citation_recall([c[0] for c in r["cited"]], r["gold_ids"]) for r in rows if r["answerable"] and r["gold_ids"]]
+        table[kind] = {
+            "items": float(len(rows)),
+            "fact_hit_rate": rate(facts),
+            "citation_recall": nanmean(recall),
+            "abstained": rate([bool(r["abstained"]) for r in rows]),
+            "answerable": rate([bool(r["answerable"]) for r in rows]),
+        }
+    return table

@@ -15,7 +15,8 @@ from typing import Any
 import rag
 
 HEADLINE = ["recall@5", "recall@10", "mrr", "ndcg@10", "fact_hit_rate", "citation_precision", "citation_recall",
-            "abstention_precision", "abstention_recall", "abstention_accuracy", "unsupported_claim_rate",
+            "abstention_precision", "abstention_recall", "abstention_accuracy", "unanswerable_abstention_rate",
+            "false_abstention_rate", "unsupported_claim_rate",
             "prompt_tokens_mean", "completion_tokens_mean", "cost_usd_per_question",
             "retrieve_ms_p50", "retrieve_ms_p95", "generate_ms_p50", "generate_ms_p95", "check_ms_p50", "check_ms_p95",
             "total_ms_p50", "total_ms_p95"]
@@ -93,6 +94,18 @@ def markdown(dataset: Path, configs: dict[str, Any], errors: list[str], repeat: 
             hits = [len(set(r["retrieved"][:5]) & set(r["gold_ids"])) / len(r["gold_ids"]) for r in rows]
             cells.append(f"{sum(hits) / len(hits):.2f} (n={len(rows)})" if rows else "–")
         lines.append(f"| {kind} | " + " | ".join(cells) + " |")
+    answered = [r for r in first["results"][0] if r["answer"] is not None]
+    if answered:
+        from eval.metrics import by_kind
+
+        lines += ["", f"## Answers by kind of question ({names[0]})", "",
+                  "abstained: share of the kind's items that abstained (wanted for unanswerable kinds, false abstention for the others)",
+                  "", "| kind | items | fact hit | citation recall | abstained |", "|---|---|---|---|---|"]
+        for kind, row in by_kind(answered, kinds).items():
+            if not row["items"]:
+                continue
+            cells = [_fmt(row[k], 0.0, k) for k in ("fact_hit_rate", "citation_recall", "abstained")]
+            lines.append(f"| {kind}{'' if row['answerable'] else ' (unanswerable)'} | {int(row['items'])} | " + " | ".join(cells) + " |")
     misses = [r for r in first["results"][0] if r["answerable"] and r["gold_ids"] and not set(r["retrieved"][:5]) & set(r["gold_ids"])]
     wrong_abstain = [r for r in first["results"][0] if r["abstained"] is not None and r["abstained"] == r["answerable"]]
     if misses or wrong_abstain:

@@ -80,8 +80,8 @@ class Judge:
     def correct(self, item: Item, answer: str) -> bool:
         from rag.chatmodel import Usage
 
-        papers = self.catalog.get_many(item.gold_ids)
-        abstracts = "\n".join(papers[pid].abstract[:800] for pid in item.gold_ids if pid in papers)
+        found = [self.catalog.get(pid) for pid in item.gold_ids] if self.catalog else []
+        abstracts = "\n".join(p.abstract[:800] for p in found if p is not None)
         reply = self.model.complete([{"role": "user", "content": self.prompt.render(
             question=item.question, expected="; ".join(item.answer_contains) or "(none given)",
             abstracts=abstracts or "(none)", answer=answer)}], Usage(), max_tokens=5)
@@ -140,6 +140,8 @@ def aggregate(results: list[dict[str, Any]], settings: Settings) -> dict[str, fl
         out["citation_recall"] = m.nanmean(m.citation_recall([c[0] for c in r["cited"]], r["gold_ids"])
                                            for r in answered if r["answerable"] and r["gold_ids"])
         out.update(m.abstention_scores([bool(r["abstained"]) for r in answered], [not r["answerable"] for r in answered]))
+        out["false_abstention_rate"] = m.rate([bool(r["abstained"]) for r in answered if r["answerable"]])
+        out["unanswerable_abstention_rate"] = m.rate([bool(r["abstained"]) for r in answered if not r["answerable"]])
         claims = sum(r["claims"] for r in answered)
         out["unsupported_claim_rate"] = sum(r["unsupported"] for r in answered) / claims if claims else float("nan")
         prompt = [r["usage"].get("prompt_tokens", 0) for r in answered]
@@ -192,7 +194,7 @@ def run(configs: list[Config], items: list[Item], base: Settings, repeat: int = 
             "spread": spread,
             "results": repeats,
             "fingerprint": app.index.fingerprint,
-            "papers": len(app.index.catalog),
+            "papers": len(app.index.catalog or []),
             "answer_mode": "retrieval-only" if retrieval_only else settings.answer_mode,
         }
     return out

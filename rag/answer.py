@@ -1,183 +1,104 @@
-"""Question -> retrieved sources -> answer -> checked citations.
+"""Question -> kind -> catalogue or retrieved sources -> answer -> checked, renumbered citations.
 
-Two answerers share one pipeline: the LLM answerer (any OpenAI-compatible endpoint, prompts from
-`prompts/`) and the extractive answerer, the offline default, which quotes the sentences of the
-retrieved abstracts that best answer the question. Both pass the same gate before answering (the
-question's key names and numbers must occur in the sources, and some sentence must be close to the
-question) and the same checks after; so both abstain the same way and neither can cite a source
-it was not given."""
+One pipeline for every answerer:
+1. read the question (rag.question): its kind, subject, and the filters it names;
+2. catalogue questions (counts, lists by track/decision/venue, papers by an author, a paper's
+   authors or track) are answered from catalogue fields (rag.catalog_answers), no LLM needed;
+3. the others retrieve sources and pass the abstention gate (rag.gate): the sources must address
+   the question, not merely mention its subject;
+4. the answerer writes the answer: the extractive answerer (rag.compose, the offline default)
+   quotes sentences composed for the kind of question; the LLM answerer (any OpenAI-compatible
+   endpoint, prompts from `prompts/`) writes from numbered, fenced sources;
+5. the same checks after: citations to numbers that were not sources are dropped, every claim is
+   checked against what it cites, and citations are renumbered [1], [2], … in order of
+   appearance (while streaming, too). Relevant sources not cited are listed as "Also relevant".
+So both answerers abstain the same way and neither can cite a source it was not given."""
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
-
-from rag.catalog import Filters
-from rag.chunk import count_tokens, encoding
-from rag.cite import SupportChecker, citations_for, parse_claims, strip_invalid
-from rag.text import content_words, format_authors, names_in, numbers_in, split_sentences
-from rag.errors import QuestionError
+from rag.catalog import Catalog, Filters
+from rag.catalog_answers import CatalogueAnswerer, CatalogueDraft
 from rag.chatmodel import ChatModel, Message, Usage
+from rag.chunk import count_tokens, encoding
+from rag.cite import (
+    MAX_SOURCE_CHARS,
+    StreamRenumberer,
+    SupportChecker,
+    citations_for,
+    parse_claims,
+    renumber,
+    strip_invalid,
+)
+from rag.compose import Draft, ExtractiveAnswerer, name_of
+from rag.errors import LLMError, QuestionError
+from rag.gate import (
+    ABSTAIN_SENTINEL,
+    ABSTAIN_TEXT,
+    NO_MATCH_TEXT,
+    Gate,
+    Relevance,
+    Scored,
+    also_relevant,
+)
 from rag.prompts import load
+from rag.question import Kind, Question, parse
 from rag.retrieve import Retriever
-from rag.types import Answer, Claim, Hit
+from rag.text import format_authors
+from rag.types import Answer, Claim, Hit, Paper
 
-ABSTAIN_SENTINEL = "INSUFFICIENT_EVIDENCE"
-ABSTAIN_TEXT = "The collection does not say: none of the retrieved abstracts answers this question."
-NO_MATCH_TEXT = "Nothing found: no paper in the collection matches this question and these filters."
-EXTRACTIVE_NOTE = "Extractive answer (sentences quoted from the abstracts; no language model was used):"
-_NUMERIC_Q = re.compile(r"\b(how (many|much|often|large|fast)|what (accuracy|percentage|score|number|rate)|accuracy|"
-                        r"percent|%|score|reach|achieve|improve|by how)\b", re.I)
 OnToken = Callable[[str], None]
-
-
-@dataclass
-class Gate:
-    """Why a question can or cannot be answered from these sources."""
-
-    answerable: bool
-    reason: str
-    best_similarity: float
-
-
-def key_terms(question: str) -> set[str]:
-    """Names, acronyms and numbers in a question: things the sources must literally contain."""
-    return names_in(question) | {n for n in numbers_in(question) if len(n) > 1}
-
-
-def _contains(text: str, term: str) -> bool:
-    return re.search(rf"(?<![A-Za-z0-9]){re.escape(term.lower())}(?![A-Za-z0-9])", text.lower()) is not None
-
-
-def mentions_author(question: str, hit: Hit) -> bool:
-    """The question names an author of this paper (full name, or a surname of 4+ letters)."""
-    for name in hit.paper.authors:
-        surname = name.split()[-1] if name.split() else ""
-        if name in question or (len(surname) >= 4 and re.search(rf"\b{re.escape(surname)}\b", question)):
-            return True
-    return False
-
-
-class Relevance:
-    """Sentence-level relevance of sources to a question, shared by the gate and the extractor."""
-
-    def __init__(self, checker: SupportChecker, min_similarity: float = 0.35) -> None:
-        self.checker = checker
-        self.min_similarity = min_similarity
-
-    def sentences(self, question: str, hits: list[Hit]) -> list[tuple[float, float, int, str]]:
-        """(score, cosine, source number, sentence) for every sentence of every source."""
-        rows = [(n, s) for n, hit in enumerate(hits, start=1) for s in split_sentences(hit.paper.abstract)]
-        if not rows:
-            return []
-        vectors = self.checker.embed([question] + [s for _, s in rows])
-        by_author = {n for n, hit in enumerate(hits, start=1) if mentions_author(question, hit)}
-        cos = vectors[1:] @ vectors[0]
-        words = content_words(question)
-        terms = key_terms(question)
-        numeric = bool(_NUMERIC_Q.search(question))
-        scored = []
-        for (n, sentence), sim in zip(rows, cos):
-            overlap = len(words & content_words(sentence)) / len(words) if words else 0.0
-            score = 0.55 * float(sim) + 0.3 * overlap
-            if terms and any(_contains(sentence, t) for t in terms):
-                score += 0.15
-            if numeric and re.search(r"\d", sentence):
-                score += 0.15
-            if n in by_author:
-                score += 0.2
-            if sentence.rstrip().endswith("?"):
-                score -= 0.3  # a question the abstract asks is not an answer to ours
-            scored.append((score, float(sim), n, sentence))
-        scored.sort(key=lambda row: -row[0])
-        return scored
-
-    def gate(self, question: str, hits: list[Hit], scored: list[tuple[float, float, int, str]]) -> Gate:
-        if not hits:
-            return Gate(False, "no paper matched", 0.0)
-        corpus = " ".join(f"{p.title} {p.label} {p.abstract} {' '.join(p.authors)} {p.track} {p.venue}"
-                          for p in (h.paper for h in hits))
-        missing = sorted(t for t in key_terms(question) if not _contains(corpus, t))
-        best = max((sim for _, sim, _, _ in scored), default=0.0)
-        if any(mentions_author(question, h) for h in hits):
-            return Gate(True, "an author named in the question wrote a retrieved paper", best)
-        if missing:
-            return Gate(False, f"the sources never mention {', '.join(missing)}", best)
-        if best < self.min_similarity:
-            return Gate(False, f"no sentence is close to the question (best {best:.2f})", best)
-        return Gate(True, "", best)
+__all__ = ["ABSTAIN_SENTINEL", "ABSTAIN_TEXT", "NO_MATCH_TEXT", "AnswerPipeline", "Answerer", "ExtractiveAnswerer",
+           "LLMAnswerer", "OnToken", "Verifier"]
 
 
 class Answerer(Protocol):
     mode: str
 
-    def generate(self, question: str, hits: list[Hit], scored: list[tuple[float, float, int, str]],
-                 usage: Usage, on_token: OnToken | None) -> tuple[str, list[Claim] | None]:
-        """Raw answer text, and the claims when the answerer builds them itself."""
+    def generate(self, question: Question, hits: list[Hit], scored: list[Scored], gate: Gate, usage: Usage,
+                 on_token: OnToken | None) -> Draft:
+        """A draft answer. An answerer that streams calls `on_token` itself with the final
+        numbering and sets `Draft.kind` to "streamed"; otherwise the pipeline streams the result."""
         ...
-
-
-class ExtractiveAnswerer:
-    mode = "extractive"
-
-    def __init__(self, max_sentences: int = 3, per_source: int = 2) -> None:
-        self.max_sentences = max_sentences
-        self.per_source = per_source
-
-    def generate(self, question: str, hits: list[Hit], scored: list[tuple[float, float, int, str]],
-                 usage: Usage, on_token: OnToken | None) -> tuple[str, list[Claim] | None]:
-        chosen: list[tuple[float, float, int, str]] = []
-        best = scored[0][0]
-        for row in scored:
-            if len(chosen) == self.max_sentences or row[0] < 0.75 * best:
-                break
-            if sum(1 for c in chosen if c[2] == row[2]) < self.per_source:
-                chosen.append(row)
-        lines = [EXTRACTIVE_NOTE]
-        claims = []
-        for _, _, n, sentence in chosen:
-            paper = hits[n - 1].paper
-            lines.append(f'- {paper.display_title} [{n}]: "{sentence}"')
-            claims.append(Claim(text=sentence, cites=[n]))
-        if on_token:  # one line at a time, so a chat shows the answer arriving
-            for i, line in enumerate(lines):
-                on_token(line if i == 0 else "\n" + line)
-        return "\n".join(lines), claims
 
 
 class LLMAnswerer:
     mode = "llm"
 
-    def __init__(self, model: ChatModel, context_tokens: int, max_sentences: int = 6) -> None:
+    def __init__(self, model: ChatModel, context_tokens: int, max_sentences: int = 6, min_source_tokens: int = 120) -> None:
         self.model = model
         self.context_tokens = context_tokens
         self.max_sentences = max_sentences
+        self.min_source_tokens = min_source_tokens
         self.system = load("answer_system", frozenset({"abstain_sentinel", "max_sentences"}))
         self.user = load("answer_user", frozenset({"sources", "question"}))
 
     def sources_block(self, hits: list[Hit]) -> str:
-        """Numbered, fenced sources, trimmed to the token budget. A source cannot close its own
-        fence: any `<source`/`</source` inside an abstract is defused."""
-        blocks: list[str] = []
-        used = 0
+        """Numbered, fenced sources within the token budget, each source held to its fair share
+        (the budget over the number of sources, more when others are shorter), so one huge
+        abstract can neither crowd out the others nor slow the answer: text is cut by characters
+        before tiktoken ever sees it. A source cannot close its own fence: any `<source`/`</source`
+        inside an abstract is defused."""
+        heads, bodies = [], []
         for n, hit in enumerate(hits, start=1):
             p = hit.paper
-            abstract = re.sub(r"</?\s*source", "‹source", p.abstract, flags=re.I)
-            head = (f'<source id="{n}">\nTitle: {p.display_title}\nAuthors: {format_authors(p.authors, p.authors_truncated) or "unknown"}'
-                    f'\nVenue: {p.venue} {p.year or ""}\nAbstract: ')
-            budget = self.context_tokens - used - count_tokens(head) - 8
-            if budget < 50:
-                break
-            tokens = encoding().encode(abstract, disallowed_special=())
-            if len(tokens) > budget:
-                abstract = encoding().decode(tokens[:budget]) + " …"
-            block = f"{head}{abstract}\n</source>"
-            used += count_tokens(block)
-            blocks.append(block)
+            authors = format_authors(p.authors, p.authors_truncated, 12) or "unknown"
+            heads.append(f'<source id="{n}">\nTitle: {name_of(p)}\nAuthors: {authors}\nVenue: {p.venue} {p.year or ""}\nAbstract: ')
+            bodies.append(re.sub(r"</?\s*source", "‹source", p.abstract[:MAX_SOURCE_CHARS], flags=re.I))
+        enc = encoding()
+        tokens = [enc.encode(b, disallowed_special=()) for b in bodies]
+        budget = self.context_tokens - sum(count_tokens(h) + 8 for h in heads)
+        shares = _fair_shares([len(t) for t in tokens], max(budget, 0))
+        blocks = []
+        for head, body, toks, share in zip(heads, bodies, tokens, shares):
+            if share < min(self.min_source_tokens, len(toks)):
+                continue
+            text = body if len(toks) <= share else enc.decode(toks[:share]) + " …"
+            blocks.append(f"{head}{text}\n</source>")
         return "\n\n".join(blocks)
 
     def messages(self, question: str, hits: list[Hit]) -> list[Message]:
@@ -186,14 +107,43 @@ class LLMAnswerer:
             {"role": "user", "content": self.user.render(sources=self.sources_block(hits), question=question)},
         ]
 
-    def generate(self, question: str, hits: list[Hit], scored: list[tuple[float, float, int, str]],
-                 usage: Usage, on_token: OnToken | None) -> tuple[str, list[Claim] | None]:
-        pieces = []
-        for piece in self.model.stream(self.messages(question, hits), usage):
+    def generate(self, question: Question, hits: list[Hit], scored: list[Scored], gate: Gate, usage: Usage,
+                 on_token: OnToken | None) -> Draft:
+        pieces: list[str] = []
+        live = StreamRenumberer(set(range(1, len(hits) + 1)))
+        emitted, opening = False, ""
+        for piece in self.model.stream(self.messages(question.text, hits), usage):
             pieces.append(piece)
-            if on_token:
-                on_token(piece)
-        return "".join(pieces), None
+            if not on_token:
+                continue
+            if not emitted:  # hold the opening until it cannot be the abstain sentinel
+                opening += piece
+                stripped = opening.lstrip()
+                if ABSTAIN_SENTINEL.startswith(stripped) or stripped.startswith(ABSTAIN_SENTINEL):
+                    continue
+                emitted, piece = True, opening
+            out = live.feed(piece)
+            if out:
+                on_token(out)
+        if emitted and on_token:
+            rest = live.flush()
+            if rest:
+                on_token(rest)
+        raw = "".join(pieces)
+        if not raw.strip():
+            raise LLMError("the LLM endpoint returned an empty answer: check RAG_LLM_MODEL and the server")
+        return Draft(raw, [], kind="streamed" if emitted else "")
+
+
+def _fair_shares(sizes: Sequence[int], budget: int) -> list[int]:
+    """Water-filling: each item gets min(its size, an equal share of what the smaller ones leave)."""
+    shares = [0] * len(sizes)
+    left, todo = budget, sorted(range(len(sizes)), key=lambda i: sizes[i])
+    for position, i in enumerate(todo):
+        fair = left // max(len(todo) - position, 1)
+        shares[i] = min(sizes[i], fair)
+        left -= shares[i]
+    return shares
 
 
 class Verifier:
@@ -204,7 +154,7 @@ class Verifier:
         self.prompt = load("verify", frozenset({"source", "claim"}))
 
     def verify(self, claim: Claim, usage: Usage) -> None:
-        if not claim.supported or not claim.quote:
+        if not claim.supported or not claim.quote or claim.field:
             return
         reply = self.model.complete(
             [{"role": "user", "content": self.prompt.render(source=claim.quote, claim=claim.text)}], usage, max_tokens=5
@@ -213,16 +163,25 @@ class Verifier:
             claim.supported, claim.reason = False, "the LLM verifier found no support"
 
 
+def merge_filters(explicit: Filters, read: Filters) -> Filters:
+    """Filters given by the caller win; the question's own fill the fields left empty."""
+    values = {k: v if v not in (None, "") else getattr(read, k) for k, v in explicit.__dict__.items()}
+    return Filters(**values)
+
+
 class AnswerPipeline:
     def __init__(self, retriever: Retriever, answerer: Answerer, checker: SupportChecker, k: int = 5,
-                 max_question_chars: int = 2000, verifier: Verifier | None = None) -> None:
+                 max_question_chars: int = 2000, verifier: Verifier | None = None,
+                 catalog: Callable[[], Catalog | None] | None = None, min_similarity: float = 0.35) -> None:
         self.retriever = retriever
         self.answerer = answerer
         self.checker = checker
-        self.relevance = Relevance(checker)
+        self.relevance = Relevance(checker, min_similarity)
         self.k = k
         self.max_question_chars = max_question_chars
         self.verifier = verifier
+        self.catalog = catalog or (lambda: None)
+        self.catalogue = CatalogueAnswerer()
 
     def validate(self, question: str) -> str:
         question = (question or "").strip()
@@ -234,44 +193,127 @@ class AnswerPipeline:
             )
         return question
 
+    def read(self, question: str) -> Question:
+        return parse(question, self.catalog())
+
     def answer(self, question: str, query: str | None = None, filters: Filters = Filters(), k: int | None = None,
-               on_token: OnToken | None = None) -> Answer:
+               on_token: OnToken | None = None, context: Sequence[Paper] = ()) -> Answer:
+        """Answer `question`. `query` is what retrieval sees (a condensed follow-up); `context`
+        the papers the conversation was last about (for "Who are its authors?")."""
         question = self.validate(question)
         query = query or question
+        k = k or self.k
         timings: dict[str, float] = {}
         usage = Usage()
         start = time.perf_counter()
-        hits = self.retriever.search(query, k or self.k, filters).hits
+        catalog = self.catalog()
+        q = parse(question, catalog)
+        filters = merge_filters(filters, q.filters)
+        result = Answer(question=question, query=query, text="", mode=self.answerer.mode, abstained=False,
+                        kind=q.kind.value, filters=filters.public())
+        if q.kind.catalogue and catalog is not None:
+            catalogued = self.catalogue.answer(q, catalog, filters, list(context), lambda text, f: self._locate(text, f, k),
+                                               lambda text, paper: self.checker.best_sentence(text, paper)[0])
+            if catalogued is not None:
+                timings["retrieve"] = (time.perf_counter() - start) * 1000
+                return self._finish_catalogue(result, catalogued, timings, usage, on_token)
+        text = question if query == question else f"{question} {query}"
+        want = k * 2 if q.kind is Kind.LIST else k
+        hits = self.retriever.search(query, want, filters).hits
         timings["retrieve"] = (time.perf_counter() - start) * 1000
         start = time.perf_counter()
-        scored = self.relevance.sentences(question, hits)
-        gate = self.relevance.gate(question if query == question else f"{question} {query}", hits, scored)
-        result = Answer(question=question, query=query, text="", mode=self.answerer.mode, abstained=False, sources=hits)
+        scored = self.relevance.sentences(q, text, hits)
+        gate = self.relevance.gate(q, text, hits, scored)
+        result.sources = hits
         if not gate.answerable:
-            text = ABSTAIN_TEXT if hits else NO_MATCH_TEXT
-            result.text, result.raw_text, result.abstained = text, text, True
-            if on_token:
-                on_token(text)
+            self._abstain(result, hits, gate, q, on_token)
             timings["generate"] = (time.perf_counter() - start) * 1000
             timings["check"] = 0.0
             result.timings_ms, result.usage = timings, usage.public()
             return result
-        raw, claims = self.answerer.generate(question, hits, scored, usage, on_token)
+        draft = self.answerer.generate(q, hits, scored, gate, usage, on_token)
         timings["generate"] = (time.perf_counter() - start) * 1000
         start = time.perf_counter()
-        result.raw_text = raw
-        if ABSTAIN_SENTINEL in raw:
-            result.text, result.abstained = ABSTAIN_TEXT, True
+        result.raw_text = draft.text
+        if ABSTAIN_SENTINEL in draft.text:
+            self._abstain(result, hits, Gate(False, "the LLM found no answer in the sources", gate.best_similarity), q,
+                          on_token)
         else:
-            text, removed = strip_invalid(raw, set(range(1, len(hits) + 1)))
-            result.text, result.removed_citations = text, removed
-            result.claims = claims if claims is not None else parse_claims(text)
-            sources = {n: h.paper for n, h in enumerate(hits, start=1)}
-            for claim in result.claims:
-                self.checker.check(claim, sources)
-                if self.verifier is not None:
-                    self.verifier.verify(claim, usage)
-            result.citations = citations_for(result.claims, hits)
+            self._finish(result, draft, q, hits, scored, usage, on_token)
+        timings["check"] = (time.perf_counter() - start) * 1000
+        result.timings_ms, result.usage = timings, usage.public()
+        return result
+
+    # -- the parts of an answer -------------------------------------------------------------
+
+    def _locate(self, text: str, filters: Filters, k: int) -> list[Paper]:
+        """The paper a catalogue question describes ("the paper on cryptic crosswords"): the best
+        source, if the gate finds that the sources address the description."""
+        described = parse(text, None)
+        hits = self.retriever.search(text, k, filters).hits
+        scored = self.relevance.sentences(described, text, hits)
+        gate = self.relevance.gate(described, text, hits, scored)
+        if not gate.answerable or not scored:
+            return []
+        order = gate.focus or [scored[0][2]]
+        return [hits[n - 1].paper for n in order]
+
+    def _abstain(self, result: Answer, hits: list[Hit], gate: Gate, q: Question, on_token: OnToken | None) -> None:
+        text = ABSTAIN_TEXT if hits else NO_MATCH_TEXT
+        related = [hits[n - 1].paper for n in gate.related if 1 <= n <= len(hits)]
+        if related:
+            subject = (q.subject_names or [q.subject])[0]
+            text += (f"\n\nRelated, not answering (they mention {subject} but do not "
+                     f"{'introduce' if q.introduce else 'define'} it): " + "; ".join(f"**{name_of(p)}**" for p in related) + ".")
+        result.text, result.abstained, result.related, result.reason = text, True, related, gate.reason
+        result.raw_text = result.raw_text or text
+        result.citations, result.claims = [], []
+        if on_token:
+            on_token(text)
+
+    def _finish(self, result: Answer, draft: Draft, q: Question, hits: list[Hit], scored: list[Scored], usage: Usage,
+                on_token: OnToken | None) -> None:
+        removed: list[int] = []
+        if draft.claims:
+            text, claims = draft.text, draft.claims
+        else:  # the LLM's text: drop citations to numbers that were not sources, then read claims
+            text, removed = strip_invalid(draft.text, set(range(1, len(hits) + 1)))
+            claims = parse_claims(text)
+        text, sources, mapping = renumber(text, claims, hits)
+        related = draft.related if draft.claims else also_relevant(q, scored, set(mapping))
+        result.related = [hits[n - 1].paper for n in related if 1 <= n <= len(hits) and n not in mapping]
+        if result.related:
+            text += "\n\nAlso relevant: " + "; ".join(f"**{name_of(p)}**" for p in result.related) + "."
+        result.text, result.claims, result.removed_citations, result.sources = text, claims, removed, sources
+        self._check(result, usage)
+        if on_token and draft.kind != "streamed":
+            for i, line in enumerate(text.split("\n")):
+                on_token(line if i == 0 else "\n" + line)
+        elif on_token and result.related:
+            on_token("\n\nAlso relevant: " + "; ".join(f"**{name_of(p)}**" for p in result.related) + ".")
+
+    def _check(self, result: Answer, usage: Usage) -> None:
+        sources = {n: h.paper for n, h in enumerate(result.sources, start=1)}
+        for claim in result.claims:
+            self.checker.check(claim, sources)
+            if self.verifier is not None:
+                self.verifier.verify(claim, usage)
+        result.citations = citations_for(result.claims, result.sources)
+
+    def _finish_catalogue(self, result: Answer, draft: CatalogueDraft, timings: dict[str, float], usage: Usage,
+                          on_token: OnToken | None) -> Answer:
+        start = time.perf_counter()
+        result.mode = "catalogue"
+        hits = draft.hits()
+        text, sources, _ = renumber(draft.text, draft.claims, hits)
+        result.text = result.raw_text = text
+        result.sources, result.claims, result.abstained = sources, draft.claims, draft.abstained
+        result.related = draft.related
+        self._check(result, usage)
+        if on_token:
+            for i, line in enumerate(text.split("\n")):
+                on_token(line if i == 0 else "\n" + line)
+        timings["generate"] = 0.0
         timings["check"] = (time.perf_counter() - start) * 1000
         result.timings_ms, result.usage = timings, usage.public()
         return result

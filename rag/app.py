@@ -109,7 +109,8 @@ class App:
         answerer: Answerer = LLMAnswerer(model, s.context_tokens) if model else ExtractiveAnswerer()
         verifier = Verifier(model) if model and s.llm_verify else None
         checker = SupportChecker(self.embedder, s.support_threshold)
-        return AnswerPipeline(self.retriever, answerer, checker, s.k, s.max_question_chars, verifier)
+        return AnswerPipeline(self.retriever, answerer, checker, s.k, s.max_question_chars, verifier,
+                              catalog=lambda: self.index.load().catalog)
 
     def chat(self) -> ChatSession:
         """A new conversation (one per terminal session or browser tab)."""
@@ -139,7 +140,7 @@ class App:
         meter = Progress("ingest", total, every_s=self.settings.progress_seconds, enabled=progress is not False)
         pool = self._embed_pool(workers or self.settings.workers)
         try:
-            report = Ingester(self.index, self.chunker, pool, meter).run(reading)
+            report = Ingester(self.index, self.chunker, pool, meter, self.settings.ingest_batch).run(reading)
         finally:
             pool.close()
             meter.close()

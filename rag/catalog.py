@@ -33,7 +33,7 @@ import numpy as np
 from rag.errors import StoreError
 from rag.identity import abstract_key, copies_digest, title_head, title_key
 from rag.merge import merge_papers
-from rag.text import STOPWORDS, fold, names_in
+from rag.text import STOPWORDS, fold, is_coined, names_in
 from rag.types import Paper
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,8 @@ CREATE TABLE IF NOT EXISTS papers (
   own_id INTEGER NOT NULL, has_abstract INTEGER NOT NULL,
   abstract_key TEXT NOT NULL, title_key TEXT NOT NULL, title_head TEXT NOT NULL, label_key TEXT NOT NULL,
   venue TEXT NOT NULL, year INTEGER, tracks TEXT NOT NULL, decision TEXT NOT NULL,
-  version TEXT NOT NULL, n_chunks INTEGER NOT NULL, vectors_ok INTEGER NOT NULL, indexed INTEGER NOT NULL);
+  version TEXT NOT NULL, n_chunks INTEGER NOT NULL, vectors_ok INTEGER NOT NULL, indexed INTEGER NOT NULL,
+  sort_key TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS papers_abstract ON papers(abstract_key);
 CREATE INDEX IF NOT EXISTS papers_title ON papers(title_key);
 CREATE INDEX IF NOT EXISTS papers_head ON papers(title_head);
@@ -66,8 +67,12 @@ CREATE INDEX IF NOT EXISTS papers_decision ON papers(decision);
 CREATE INDEX IF NOT EXISTS papers_unindexed ON papers(pno) WHERE indexed = 0;
 CREATE INDEX IF NOT EXISTS papers_novectors ON papers(pno) WHERE vectors_ok = 0;
 CREATE INDEX IF NOT EXISTS papers_idless ON papers(pno) WHERE own_id = 0;
-CREATE TABLE IF NOT EXISTS authors (name TEXT NOT NULL, pno INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS authors_name ON authors(name);
+CREATE INDEX IF NOT EXISTS papers_sort ON papers(sort_key, pid);
+CREATE TABLE IF NOT EXISTS authors (key TEXT NOT NULL, name TEXT NOT NULL, pno INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS authors_key ON authors(key);
+CREATE TABLE IF NOT EXISTS names (key TEXT NOT NULL, name TEXT NOT NULL, pno INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS names_key ON names(key);
+CREATE INDEX IF NOT EXISTS names_pno ON names(pno);
 CREATE INDEX IF NOT EXISTS authors_pno ON authors(pno);
 CREATE VIRTUAL TABLE IF NOT EXISTS papers_fts USING fts5(title, label, authors, tokenize="unicode61 remove_diacritics 2");
 CREATE TABLE IF NOT EXISTS gone (pno INTEGER PRIMARY KEY);
@@ -76,7 +81,7 @@ CREATE TABLE IF NOT EXISTS facets (field TEXT NOT NULL, value TEXT NOT NULL, n I
 """
 FACET_FIELDS = ("venue", "year", "tracks", "decision")
 # Bumped whenever SCHEMA changes: a catalogue of another version is only a cache, rebuilt from the log.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 class SchemaChanged(Exception):
@@ -129,6 +134,39 @@ def tracks_of(paper: Paper) -> str:
     return " | ".join(dict.fromkeys(p for p in parts if p))
 
 
+def name_key(text: str) -> str:
+    """A person's name as a match key: folded, punctuation but hyphens and apostrophes dropped
+    (the periods of initials too), single spaces."""
+    return " ".join(re.sub(r"[^\w\s'-]", " ", fold(text)).split())
+
+
+def _any_case(name: str) -> bool:
+    """A name unmistakable in any case: inner capitals or digits ("GradSurg", "TGB-Seq", "GPT4o")."""
+    return any(c.isupper() for c in name[1:]) and not name.isupper() or any(c.isdigit() for c in name)
+
+
+def names_of(paper: Paper) -> set[str]:
+    """The single-word names a paper goes by: its label when that is one name-like word
+    ("Celcomen"), the word its title opens with before a colon ("Cybench: A Framework …"), and
+    the coined words of its title (not of an ALL-CAPS title, where every word looks coined)."""
+    title = paper.title
+    shouting = bool(title) and sum(c.isupper() for c in title) > 0.6 * sum(c.isalpha() for c in title)
+    found: set[str] = set()
+
+    def name_like(word: str) -> bool:
+        return len(word) >= 3 and " " not in word and (is_coined(word) or (word[:1].isupper() and "-" not in word)) \
+            and fold(word) not in STOPWORDS
+
+    if paper.label and name_like(paper.label.strip()):
+        found.add(paper.label.strip())
+    if title and not shouting:
+        head = title.split(":", 1)[0].strip() if ":" in title else ""
+        if head and name_like(head):
+            found.add(head)
+        found |= {w for w in re.findall(r"[A-Za-z][\w-]*[A-Za-z0-9]", title) if is_coined(w) and name_like(w)}
+    return found
+
+
 def _fts_query(text: str) -> str:
     """A safe FTS5 query: every word a quoted prefix term."""
     words = re.findall(r"\w+", fold(text))
@@ -140,6 +178,7 @@ class Catalog:
         self.path = path
         self._local = threading.local()
         self._mask_cache: dict[tuple[Filters, int], np.ndarray] = {}
+        self._facet_cache: dict[tuple[str, int], list[str]] = {}
         self._mask_lock = threading.Lock()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -152,6 +191,18 @@ class Catalog:
             self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as err:
             raise StoreError(f"the local catalogue {path} is damaged ({err}): delete it; it is rebuilt from Chroma") from err
+
+    @classmethod
+    def of(cls, papers: Sequence[Paper], path: Path | None = None) -> "Catalog":
+        """A catalogue holding just these papers (each its own single copy): for tests and tools
+        that need catalogue operations without an index."""
+        import tempfile
+
+        catalog = cls(path or Path(tempfile.mkdtemp(prefix="rag-catalog-")) / "catalog.sqlite")
+        copies = [((1, "of", i), f"of|{p.id}", p.id, p.source or "of", str(i), json.dumps(p.to_dict(), ensure_ascii=False))
+                  for i, p in enumerate(papers)]
+        catalog.apply("of", copies, [], lambda paper: ("v", 1), {p.id: (p, "v", 1) for p in papers})
+        return catalog
 
     # -- connections --------------------------------------------------------------------------
     @property
@@ -281,14 +332,22 @@ class Catalog:
 
     # -- filters ----------------------------------------------------------------------------
     def facet_values(self, field: str) -> list[str]:
-        """Distinct values of venue, year, track or decision (tracks include areas), most common
-        first."""
+        """Distinct non-empty values of venue, year, track or decision, sorted; a paper's track
+        values include its area and every track its copies name. Any other field is a
+        ValueError. Cached until the catalogue changes."""
+        if field not in ("venue", "year", "track", "decision"):
+            raise ValueError(f"no facet {field!r}: use venue, year, track or decision")
+        key = (field, self.generation)
+        with self._mask_lock:
+            cached = self._facet_cache.get(key)
+        if cached is not None:
+            return list(cached)
         column = "tracks" if field == "track" else field
-        rows = self.db.execute("SELECT value FROM facets WHERE field = ? AND n > 0 ORDER BY n DESC, value", (column,))
-        values = [r[0] for r in rows]
-        if column == "tracks":
-            values = list(dict.fromkeys(part for v in values for part in v.split(" | ") if part))
-        return values
+        rows = [r[0] for r in self.db.execute("SELECT value FROM facets WHERE field = ? AND n > 0", (column,))]
+        values = sorted({part for v in rows for part in v.split(" | ") if part} if column == "tracks" else set(rows))
+        with self._mask_lock:
+            self._facet_cache[key] = values
+        return list(values)
 
     def _matching(self, column: str, wanted: str) -> list[str]:
         folded = fold(wanted)
@@ -354,35 +413,6 @@ class Catalog:
             self._mask_cache[key] = mask
         return mask
 
-    def filters_named_in(self, text: str) -> Filters:
-        """The filters a question names in words, recognised against the catalogue's own values:
-        a venue ("ICML papers"), a year ("in 2025"), a decision ("orals", "spotlight papers"), a
-        track or area when the question says so ("Robustness-track paper", "position papers",
-        "in the Causality area"). Author names are left to `authors_named_in`."""
-        folded = fold(text)
-        words = set(re.findall(r"[a-z0-9]+", folded))
-        venue = next((v for v in self.facet_values("venue") if fold(v) in words or fold(v) in folded.split()), None)
-        years = [int(y) for y in re.findall(r"\b(19[89]\d|20[0-4]\d)\b", folded)]
-        year = next((y for y in years if str(y) in self.facet_values("year")), None)
-        decision = None
-        for word in ("oral", "spotlight", "poster"):
-            if re.search(rf"\b{word}s?\b", folded):
-                decision = next((v for v in self.facet_values("decision") if word in fold(v)), None)
-        track = None
-        if re.search(r"\bposition papers?\b", folded):
-            track = next((v for v in self.facet_values("track") if fold(v).startswith("position")), None)
-        named = re.findall(r"([a-z][\w ,&-]{2,60}?)[- ](?:track|area)\b|\b(?:track|area)\s+(?:on\s+|of\s+)?([a-z][\w &-]{2,40})", folded)
-        for before, after in named:
-            phrase = (before or after).strip()
-            for value in self.facet_values("track"):
-                parts = [fold(p).strip() for p in re.split(r"·|\|", value)]
-                if any(p and (p == phrase or phrase.endswith(p) or (len(phrase) > 4 and p.startswith(phrase))) for p in parts):
-                    track = next(p for p in re.split(r"·|\|", value) if fold(p).strip() and (
-                        fold(p).strip() == phrase or phrase.endswith(fold(p).strip())
-                        or (len(phrase) > 4 and fold(p).strip().startswith(phrase)))).strip()
-                    break
-        return Filters(venue=venue, year=year, track=track, decision=decision)
-
     def count(self, filters: Filters = Filters()) -> int:
         """How many papers pass the filters."""
         where = self._where(filters)
@@ -391,11 +421,12 @@ class Catalog:
         return int(self.db.execute(f"SELECT count(*) FROM papers WHERE {where[0]}", where[1]).fetchone()[0])
 
     def select(self, filters: Filters = Filters(), limit: int = 50, offset: int = 0) -> list[Paper]:
-        """Papers passing the filters, in catalogue order (the order they were first ingested)."""
+        """Papers passing the filters, in a stable order (folded display title, then id), from
+        `offset`, at most `limit` (negative: all); paging visits every paper exactly once."""
         where = self._where(filters)
         if where is None:
             return []
-        rows = self.db.execute(f"SELECT data FROM papers WHERE {where[0]} ORDER BY pno LIMIT ? OFFSET ?",
+        rows = self.db.execute(f"SELECT data FROM papers WHERE {where[0]} ORDER BY sort_key, pid LIMIT ? OFFSET ?",
                                [*where[1], limit, offset])
         return [Paper.from_dict(json.loads(r[0])) for r in rows]
 
@@ -443,55 +474,92 @@ class Catalog:
         return found
 
     def authors_named_in(self, text: str) -> list[str]:
-        """Full author names (two words or more) that occur in a text ("what did Aaron Mueller
-        propose?"), found by looking up each run of two to four words, never by scanning."""
-        words = re.findall(r"[^\W\d_][\w'.-]*", text)
-        candidates: list[str] = []
-        for size in (4, 3, 2):
-            for i in range(len(words) - size + 1):
-                run = words[i : i + size]
-                if run[0][0].isupper():
-                    candidates.append(fold(" ".join(run)))
-        if not candidates:
-            return []
+        """Full author names (two words or more, as written in the catalogue) that occur in the
+        text as whole words, ignoring case, accents and the periods of initials ("Justin S Kang"
+        finds "Justin S. Kang"). Longest first; a name inside a longer found name is not repeated;
+        a surname alone never matches. Found by looking up each run of two to six words."""
+        words = name_key(text).split()
+        spans = [(start, size) for size in range(6, 1, -1) for start in range(len(words) - size + 1)]
+        keys = list(dict.fromkeys(" ".join(words[start : start + size]) for start, size in spans))
+        shown: dict[str, str] = {}
+        for first in range(0, len(keys), 900):
+            part = keys[first : first + 900]
+            for key, name in self.db.execute(
+                f"SELECT key, min(name) FROM authors WHERE key IN ({','.join('?' * len(part))}) GROUP BY key", part
+            ):
+                shown[key] = name
         found: list[str] = []
-        for start in range(0, len(candidates), 900):
-            part = candidates[start : start + 900]
-            marks = ",".join("?" * len(part))
-            found += [r[0] for r in self.db.execute(f"SELECT DISTINCT name FROM authors WHERE name IN ({marks})", part)]
-        return sorted(set(found), key=lambda n: text.lower().find(n.split()[0]))
+        covered: set[int] = set()
+        for start, size in spans:
+            span = set(range(start, start + size))
+            name = shown.get(" ".join(words[start : start + size]))
+            if name is not None and not span & covered and name not in found:
+                found.append(name)
+                covered |= span
+        return found
 
     def papers_by_author(self, name: str, filters: Filters = Filters(), limit: int = 50) -> list[Paper]:
-        """Papers with an author whose full name is `name` (case and accents aside)."""
-        allowed = self.allowed(filters)
-        rows = self.db.execute("SELECT pno FROM authors WHERE name = ? ORDER BY pno", (fold(name).strip(),)).fetchall()
-        pnos = [r[0] for r in rows if allowed is None or (r[0] < len(allowed) and allowed[r[0]])]
-        papers = self.by_pno(pnos[:limit])
-        return [papers[p] for p in pnos[:limit] if p in papers]
+        """Papers passing the filters with an author whose full name is `name` (folded, initials'
+        periods ignored), in `select` order, at most `limit`."""
+        where = self._where(filters)
+        if where is None:
+            return []
+        rows = self.db.execute(
+            f"SELECT data FROM papers WHERE pno IN (SELECT pno FROM authors WHERE key = ?) AND {where[0]} "
+            "ORDER BY sort_key, pid LIMIT ?", [name_key(name), *where[1], limit])
+        return [Paper.from_dict(json.loads(r[0])) for r in rows]
 
     def pids_by_authors(self, names: Sequence[str]) -> list[str]:
         rows: list[str] = []
         for name in names:
             rows += [r[0] for r in self.db.execute(
-                "SELECT p.pid FROM authors a JOIN papers p ON p.pno = a.pno WHERE a.name = ? ORDER BY p.pno", (name,))]
+                "SELECT p.pid FROM authors a JOIN papers p ON p.pno = a.pno WHERE a.key = ? ORDER BY p.pno",
+                (name_key(name),))]
         return list(dict.fromkeys(rows))
 
+    def titles_in(self, text: str) -> list[str]:
+        """Papers whose whole title (12 characters or more) occurs in the text: every run of up to
+        forty words is looked up by its title key, so no title list is scanned."""
+        words = re.findall(r"\S+", text)
+        keys: set[str] = set()
+        for start in range(len(words)):
+            for end in range(start + 1, min(len(words), start + 40) + 1):
+                run = " ".join(words[start:end]).strip(" \"'“”‘’?!.,;:()")
+                if len(run) >= 12:
+                    keys.add(title_key(run))
+        keys.discard("")
+        found: list[str] = []
+        ordered = sorted(keys)
+        for first in range(0, len(ordered), 900):
+            part = ordered[first : first + 900]
+            found += [r[0] for r in self.db.execute(
+                f"SELECT pid FROM papers WHERE title_key IN ({','.join('?' * len(part))})", part)]
+        return found
+
     def papers_named_in(self, text: str) -> list[str]:
-        """Ids of papers the text names, most specific first: a whole title (or a title cut short
-        with "…"), then a coined name that is a paper's label or opens its title ("PLNL",
-        "BrainOOD"). A name shared by more than three papers ("In-Context") names none of them."""
-        found = self.title_matches(text.strip(" \"'“”"))
-        if not found:
-            for sentence in re.split(r"[?!]\s*|\.\s+", text):
-                if sentence.strip() != text.strip():
-                    found += self.title_matches(sentence.strip(" \"'“”"))
-        coined = {fold(n) for n in names_in(text)}
-        capitalised = {fold(w) for w in re.findall(r"\b[A-Z][\w-]{2,}", text)} - STOPWORDS
-        for key in sorted(coined | capitalised):
-            sql = "SELECT pid FROM papers WHERE label_key = ?" + (" OR title_head = ?" if key in coined else "") + " LIMIT 4"
-            rows = [r[0] for r in self.db.execute(sql, (key, key) if key in coined else (key,))]
-            if len(rows) <= 3:
-                found += rows
+        """Ids of papers the text names, most specific first: a whole title (or a long title cut
+        short with "…"), then a paper's names (`names_of`) as whole words in the order they occur:
+        exactly as written, or in any case when the name is unmistakably coined (inner capitals
+        or digits: "gradsurg" finds GradSurg, but "gets" never finds GETS). A name shared by more
+        than three papers ("Position", "In-Context") names none of them."""
+        found = self.titles_in(text) or self.title_matches(text.strip(" \"'“”"))
+        words = re.findall(r"[\w][\w-]*[\w]|\w", text)
+        candidates: list[str] = []
+        for word in words:
+            candidates += [word] + ([word[:-1]] if word.endswith("s") and len(word) > 3 else [])
+        keys = sorted({fold(w) for w in candidates})
+        rows: dict[str, list[tuple[str, str]]] = {}
+        for first in range(0, len(keys), 900):
+            part = keys[first : first + 900]
+            for key, name, pid in self.db.execute(
+                f"SELECT n.key, n.name, p.pid FROM names n JOIN papers p ON p.pno = n.pno WHERE n.key IN "
+                f"({','.join('?' * len(part))})", part
+            ):
+                rows.setdefault(key, []).append((name, pid))
+        for word in candidates:
+            hits = [pid for name, pid in rows.get(fold(word), []) if name == word or _any_case(name)]
+            if 0 < len(set(hits)) <= 3:
+                found += hits
         return list(dict.fromkeys(found))
 
     # -- identity (for ingest) --------------------------------------------------------------
@@ -671,7 +739,15 @@ class Catalog:
             data, int(paper.own_id), int(bool(paper.abstract)), abstract_key(paper.abstract), title_key(paper.title),
             title_head(paper.title), fold(paper.label) if paper.label else "",
             paper.venue, paper.year, tracks_of(paper), paper.decision, version, n_chunks, vectors_ok,
+            fold(paper.display_title),
         )
+
+    @staticmethod
+    def _people_and_names(paper: Paper, pno: int) -> tuple[list[tuple[str, str, int]], list[tuple[str, str, int]]]:
+        """Rows for the authors table (full names of two words or more) and the names table."""
+        people = {name_key(a): a.strip() for a in paper.authors if a.strip()}
+        authors = [(key, shown, pno) for key, shown in people.items() if len(key.split()) >= 2]
+        return authors, [(fold(n), n, pno) for n in names_of(paper)]
 
     def _insert_papers(self, db: sqlite3.Connection, new: list[tuple[Paper, str, str, int, int]]) -> None:
         """New papers in a few statements (bulk ingest and a second machine's first sync)."""
@@ -679,7 +755,8 @@ class Catalog:
             return
         db.executemany(
             "INSERT INTO papers (data, own_id, has_abstract, abstract_key, title_key, title_head, label_key, venue, "
-            "year, tracks, decision, version, n_chunks, vectors_ok, indexed, pid) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?)",
+            "year, tracks, decision, version, n_chunks, vectors_ok, sort_key, indexed, pid) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?)",
             [(*self._values(*item), item[0].id) for item in new],
         )
         ids = [item[0].id for item in new]
@@ -688,19 +765,22 @@ class Catalog:
             part = ids[start : start + 900]
             numbers.update(db.execute(f"SELECT pid, pno FROM papers WHERE pid IN ({','.join('?' * len(part))})", part))
         facets: Counter[tuple[str, str]] = Counter()
-        authors: list[tuple[str, int]] = []
+        authors: list[tuple[str, str, int]] = []
+        names: list[tuple[str, str, int]] = []
         fts: list[tuple[int, str, str, str]] = []
         for paper, *_ in new:
             pno = numbers[paper.id]
             for field, value in zip(FACET_FIELDS, (paper.venue, paper.year, tracks_of(paper), paper.decision)):
                 if value not in (None, ""):
                     facets[(field, str(value))] += 1
-            names = dict.fromkeys(fold(a).strip() for a in paper.authors if a.strip())
-            authors += [(n, pno) for n in names if len(n.split()) >= 2]
+            people, own_names = self._people_and_names(paper, pno)
+            authors += people
+            names += own_names
             fts.append((pno, paper.title, paper.label, " ; ".join(paper.authors)))
         db.executemany("INSERT INTO facets VALUES (?,?,?) ON CONFLICT(field, value) DO UPDATE SET n = n + excluded.n",
                        [(f, v, n) for (f, v), n in facets.items()])
-        db.executemany("INSERT INTO authors VALUES (?, ?)", authors)
+        db.executemany("INSERT INTO authors VALUES (?, ?, ?)", authors)
+        db.executemany("INSERT INTO names VALUES (?, ?, ?)", names)
         db.executemany("INSERT INTO papers_fts (rowid, title, label, authors) VALUES (?,?,?,?)", fts)
 
     def _write_paper(self, db: sqlite3.Connection, row: Any, paper: Paper, data: str, version: str, n_chunks: int,
@@ -711,16 +791,18 @@ class Catalog:
         pno = row[0]
         db.execute(
             "UPDATE papers SET data=?, own_id=?, has_abstract=?, abstract_key=?, title_key=?, title_head=?, label_key=?, "
-            "venue=?, year=?, tracks=?, decision=?, version=?, n_chunks=?, vectors_ok=?, "
+            "venue=?, year=?, tracks=?, decision=?, version=?, n_chunks=?, vectors_ok=?, sort_key=?, "
             "indexed = CASE WHEN ? THEN 0 ELSE indexed END WHERE pno = ?",
             (*values, int(reindex), pno),
         )
         self._count_facets(db, row[3], row[4], row[5], row[6], -1)
         db.execute("DELETE FROM authors WHERE pno = ?", (pno,))
+        db.execute("DELETE FROM names WHERE pno = ?", (pno,))
         db.execute("DELETE FROM papers_fts WHERE rowid = ?", (pno,))
         self._count_facets(db, paper.venue, paper.year, tracks, paper.decision, +1)
-        names = list(dict.fromkeys(fold(a).strip() for a in paper.authors if a.strip()))
-        db.executemany("INSERT INTO authors VALUES (?, ?)", [(n, pno) for n in names if len(n.split()) >= 2])
+        people, own_names = self._people_and_names(paper, pno)
+        db.executemany("INSERT INTO authors VALUES (?, ?, ?)", people)
+        db.executemany("INSERT INTO names VALUES (?, ?, ?)", own_names)
         db.execute("INSERT INTO papers_fts (rowid, title, label, authors) VALUES (?,?,?,?)",
                    (pno, paper.title, paper.label, " ; ".join(paper.authors)))
 
@@ -729,6 +811,7 @@ class Catalog:
         self._count_facets(db, row[3], row[4], row[5], row[6], -1)
         db.execute("DELETE FROM papers WHERE pno = ?", (pno,))
         db.execute("DELETE FROM authors WHERE pno = ?", (pno,))
+        db.execute("DELETE FROM names WHERE pno = ?", (pno,))
         db.execute("DELETE FROM papers_fts WHERE rowid = ?", (pno,))
         db.execute("INSERT OR IGNORE INTO gone VALUES (?)", (pno,))
 

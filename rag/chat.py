@@ -2,23 +2,23 @@
 citations kept per turn (each turn owns its Answer; numbers never leak across turns).
 
 Rewriting: with an LLM, the `condense` prompt. Without one, a documented heuristic: a follow-up
-that names no paper of the catalogue (no known label, title word-run or coined name) is about the
-previous turn's subject, so the query carries that subject: the labels of the papers the
-previous answer cited (or retrieved, if it abstained) and the coined names of the previous
-question. The original question is still what the answer is built for; only retrieval sees the
-carried subject."""
+that names no paper of the catalogue (`Catalog.papers_named_in`: a label, a title, a coined
+name) is about the previous turn's subject, so the query carries that subject: the labels of the
+papers the previous answer cited (or retrieved, if it abstained) and the coined names of the
+previous question. The original question is still what the answer is built for; only retrieval
+sees the carried subject. The previous answer's papers are also handed to the pipeline as the
+conversation's context, so "Who are its authors?" is answered from the catalogue."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from rag.answer import AnswerPipeline, OnToken
 from rag.catalog import Catalog, Filters
-from rag.text import names_in
 from rag.chatmodel import ChatModel, Usage
 from rag.prompts import load
-from rag.types import Answer
+from rag.text import names_in
+from rag.types import Answer, Paper
 
 
 @dataclass
@@ -28,17 +28,21 @@ class Turn:
 
 
 def names_a_paper(question: str, catalog: Catalog) -> bool:
-    """True when the question names a catalogued paper: its label or the coined name its title
-    opens with ("Celcomen", "PLNL"), or its whole title."""
+    """True when the question names a catalogued paper (its label, title or a coined name)."""
     return bool(catalog.papers_named_in(question))
+
+
+def subject_papers(answer: Answer) -> list[Paper]:
+    """What a turn was about: the papers it cited, else the papers it listed as related, else the
+    best retrieved one."""
+    return [c.paper for c in answer.citations] or list(answer.related) or [h.paper for h in answer.sources[:1]]
 
 
 def heuristic_condense(question: str, history: list[Turn], catalog: Catalog) -> str:
     if not history or names_a_paper(question, catalog):
         return question
     last = history[-1].answer
-    papers = [c.paper for c in last.citations] or [h.paper for h in last.sources[:1]]
-    subject = [p.title or p.label for p in papers[:3]]
+    subject = [p.title or p.label for p in subject_papers(last)[:3]]
     subject += sorted(names_in(history[-1].question))
     carried = [s for s in dict.fromkeys(subject) if s and s.lower() not in question.lower()]
     return f"{question} ({'; '.join(carried)})" if carried else question
@@ -74,7 +78,8 @@ class ChatSession:
         question = self.pipeline.validate(question)
         usage = Usage()
         query = self.condense(question, usage)
-        answer = self.pipeline.answer(question, query=query, filters=filters, k=k, on_token=on_token)
+        context = subject_papers(self.turns[-1].answer) if self.turns and self.max_turns else []
+        answer = self.pipeline.answer(question, query=query, filters=filters, k=k, on_token=on_token, context=context)
         if usage.calls:
             for key, value in usage.public().items():
                 answer.usage[key] = answer.usage.get(key, 0) + value

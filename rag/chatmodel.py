@@ -20,6 +20,10 @@ class Usage:
     completion_tokens: int = 0
     calls: int = 0
     retries: int = 0
+    # The answer's deadline and start (time.monotonic()), set by the first LLM call made for it
+    # and shared by every later one, so that retries and second passes count against one limit.
+    deadline: float | None = None
+    started: float | None = None
 
     def add(self, other: "Usage") -> None:
         self.prompt_tokens += other.prompt_tokens

@@ -1,10 +1,17 @@
 """Citations as data: parse the numbered markers of an answer, drop numbers that were not among
-the sources, and check each cited sentence against the abstracts it cites.
+the sources, renumber them in order of appearance, check each cited sentence against what it
+cites, and write BibTeX.
 
 The check needs no LLM. For each claim it finds the sentence of each cited abstract that supports
 it best (cosine of sentence embeddings blended with word overlap) and then applies hard checks:
 every number and every coined name in the claim must occur in a cited abstract. A claim failing a
-hard check, or scoring below the threshold, is flagged unsupported, never silently kept."""
+hard check, or scoring below the threshold, is flagged unsupported, never silently kept. A claim
+that states a catalogue field (authors, track, venue, decision, year) is checked against that
+field instead of the abstract.
+
+Everything here is linear in the size of the answer and the sources: markers are found by one
+regex pass that cannot backtrack over long runs of spaces, each source's numbers and words are
+computed once per check, and a source is read only up to `MAX_SOURCE_CHARS`."""
 
 from __future__ import annotations
 
@@ -15,10 +22,28 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rag.embed import Embedder
-from rag.text import comparable, content_words, format_authors, has_number, names_in, numbers_in, split_sentences
+from rag.text import (
+    comparable,
+    content_words,
+    format_authors,
+    names_in,
+    numbers_in,
+    plain,
+    split_sentences,
+)
 from rag.types import Citation, Claim, Hit, Paper
 
-MARKER = re.compile(r"\s*\[(\d+(?:\s*[,;–-]\s*\d+)*)\]")
+# A marker: "[3]", "[1, 2]", "[2-4]". Spaces before it are not part of the pattern (a `\s*`
+# prefix would make every position of a long run of spaces a new, failing match attempt).
+MARKER = re.compile(r"\[(\d{1,4}(?:\s{0,3}[,;–-]\s{0,3}\d{1,4}){0,30})\]")
+# A source longer than this is read only this far: by the answerer, the checks and the prompt.
+MAX_SOURCE_CHARS = 20_000
+
+
+def source_text(paper: Paper) -> str:
+    """The part of an abstract that answering and checking read (a 1 MB abstract must not make
+    an answer take minutes)."""
+    return paper.abstract[:MAX_SOURCE_CHARS]
 
 
 def parse_numbers(group: str) -> list[int]:
@@ -32,36 +57,136 @@ def parse_numbers(group: str) -> list[int]:
     return numbers
 
 
+def _drop_space_before(text: str, start: int) -> int:
+    while start > 0 and text[start - 1] in " \t":
+        start -= 1
+    return start
+
+
+def rewrite_markers(text: str, mapping: "dict[int, int] | None", valid: set[int] | None = None) -> tuple[str, list[int]]:
+    """Rewrite every marker: numbers outside `valid` are dropped (and returned), the others are
+    mapped through `mapping` (None keeps them). A marker left empty disappears with the spaces
+    before it. One pass over the text."""
+    removed: list[int] = []
+    out: list[str] = []
+    last = 0
+    for match in MARKER.finditer(text):
+        numbers = parse_numbers(match.group(1))
+        keep = [n for n in numbers if valid is None or n in valid]
+        removed.extend(n for n in numbers if valid is not None and n not in valid)
+        new = [mapping.get(n, n) if mapping is not None else n for n in keep]
+        new = list(dict.fromkeys(new))
+        if new:
+            out.append(text[last : match.start()])
+            out.append(f"[{', '.join(map(str, new))}]")
+        else:
+            out.append(text[last : max(last, _drop_space_before(text, match.start()))])
+        last = match.end()
+    out.append(text[last:])
+    return "".join(out), removed
+
+
+def strip_invalid(answer: str, valid: set[int]) -> tuple[str, list[int]]:
+    """Remove cited numbers that are not sources; return the cleaned text and what was removed."""
+    text, removed = rewrite_markers(answer, None, valid)
+    return text.strip(), removed
+
+
+def appearance_order(text: str) -> dict[int, int]:
+    """Old number -> new number, numbering cited sources 1, 2, … in the order the text first
+    cites them."""
+    order: dict[int, int] = {}
+    for match in MARKER.finditer(text):
+        for n in parse_numbers(match.group(1)):
+            order.setdefault(n, len(order) + 1)
+    return order
+
+
+def renumber(text: str, claims: Sequence[Claim], sources: Sequence[Hit]) -> tuple[str, list[Hit], dict[int, int]]:
+    """Renumber citations in order of appearance: the text's markers, the claims' cites, and the
+    sources (cited ones first, in their new order, then the rest as retrieved), so that citation
+    n is always `sources[n - 1]`. Returns the new text, sources and the mapping used."""
+    mapping = appearance_order(text)
+    for claim in claims:  # claims may cite numbers the text does not show (kept, numbered after)
+        for n in claim.cites:
+            mapping.setdefault(n, len(mapping) + 1)
+    mapping = {old: new for old, new in mapping.items() if 1 <= old <= len(sources)}
+    mapping = {old: i for i, old in enumerate(sorted(mapping, key=mapping.__getitem__), start=1)}
+    new_text, _ = rewrite_markers(text, mapping)
+    for claim in claims:
+        claim.cites = list(dict.fromkeys(mapping[n] for n in claim.cites if n in mapping))
+    cited = [sources[old - 1] for old in sorted(mapping, key=mapping.__getitem__)]
+    rest = [hit for i, hit in enumerate(sources, start=1) if i not in mapping]
+    return new_text, cited + rest, mapping
+
+
+class StreamRenumberer:
+    """Renumbers citations while an answer streams, so what a reader sees arrive is already the
+    final numbering ([1], [2], … in order of appearance, numbers that were not sources dropped).
+    A piece that ends inside a possible marker is held back until the marker closes (at most
+    `hold` characters; a longer "[" run is not a marker and is let through)."""
+
+    def __init__(self, valid: set[int], hold: int = 48) -> None:
+        self.valid = valid
+        self.hold = hold
+        self.mapping: dict[int, int] = {}
+        self.removed: list[int] = []
+        self._pending = ""
+
+    def _rewrite(self, text: str) -> str:
+        for match in MARKER.finditer(text):
+            for n in parse_numbers(match.group(1)):
+                if n in self.valid:
+                    self.mapping.setdefault(n, len(self.mapping) + 1)
+        new, removed = rewrite_markers(text, self.mapping, self.valid)
+        self.removed.extend(removed)
+        return new
+
+    def feed(self, piece: str) -> str:
+        text = self._pending + piece
+        cut = text.rfind("[")
+        head = text
+        if cut != -1 and "]" not in text[cut:] and len(text) - cut <= self.hold and re.fullmatch(r"\[[\d\s,;–-]*", text[cut:]):
+            head = text[:cut]
+        # Trailing spaces wait for what follows: they vanish with a dropped marker after them.
+        head = head.rstrip(" \t") if len(text) - len(head.rstrip(" \t")) <= self.hold else head
+        self._pending = text[len(head):]
+        return self._rewrite(head)
+
+    def flush(self) -> str:
+        text, self._pending = self._pending, ""
+        return self._rewrite(text)
+
+
 def parse_claims(answer: str) -> list[Claim]:
     """Answer text -> claims. Markers that open a sentence belong to the sentence before it."""
-    sentences = split_sentences(answer)
     claims: list[Claim] = []
-    for sentence in sentences:
-        lead = re.match(r"^(\s*\[[\d,;\s–-]+\])+", sentence)
+    for sentence in split_sentences(answer):
+        lead = re.match(r"^(?:\s*\[[\d,;\s–-]+\])+", sentence)
         if lead and claims:
             claims[-1].cites += [n for g in MARKER.findall(lead.group(0)) for n in parse_numbers(g)]
             sentence = sentence[lead.end():].strip()
             if not sentence:
                 continue
         cites = [n for g in MARKER.findall(sentence) for n in parse_numbers(g)]
-        text = MARKER.sub("", sentence).strip()
+        text = re.sub(r"\s+", " ", MARKER.sub("", sentence)).strip()
+        text = re.sub(r"\s+([.,;:!?])", r"\1", text)
         claims.append(Claim(text=text, cites=list(dict.fromkeys(cites))))
     for claim in claims:
         claim.cites = list(dict.fromkeys(claim.cites))
     return [c for c in claims if c.text or c.cites]
 
 
-def strip_invalid(answer: str, valid: set[int]) -> tuple[str, list[int]]:
-    """Remove cited numbers that are not sources; return the cleaned text and what was removed."""
-    removed: list[int] = []
+# -- the support check ----------------------------------------------------------------------
 
-    def fix(match: re.Match[str]) -> str:
-        numbers = parse_numbers(match.group(1))
-        keep = [n for n in numbers if n in valid]
-        removed.extend(n for n in numbers if n not in valid)
-        return f" [{', '.join(map(str, keep))}]" if keep else ""
 
-    return MARKER.sub(fix, answer).strip(), removed
+@dataclass
+class _SourceFacts:
+    """What the hard checks look up in one source, computed once per source."""
+
+    haystack: str
+    numbers: set[str]
+    sentences: list[str]
 
 
 @dataclass
@@ -69,6 +194,7 @@ class SupportChecker:
     embedder: Embedder
     threshold: float = 0.5
     _cache: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    _facts: dict[str, _SourceFacts] = field(default_factory=dict, repr=False)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Embeddings with a bounded per-process cache: answering and checking look at the same
@@ -82,8 +208,21 @@ class SupportChecker:
             self._cache.update((t, known[t]) for t in todo)
         return np.vstack([known[t] for t in texts]) if texts else np.zeros((0, 1), dtype=np.float32)
 
-    def best_sentence(self, claim: str, abstract: str) -> tuple[str, float]:
-        sentences = split_sentences(abstract) or [abstract]
+    def facts(self, paper: Paper) -> _SourceFacts:
+        key = f"{paper.id}\x00{len(paper.abstract)}\x00{paper.title}"
+        found = self._facts.get(key)
+        if found is None:
+            text = source_text(paper)
+            haystack = comparable(f"{paper.title} {paper.label} {text}")
+            found = _SourceFacts(haystack, {n for n in numbers_in(plain(text) + " " + paper.title)},
+                                 split_sentences(text) or [text])
+            if len(self._facts) > 2000:
+                self._facts.clear()
+            self._facts[key] = found
+        return found
+
+    def best_sentence(self, claim: str, paper: Paper) -> tuple[str, float]:
+        sentences = self.facts(paper).sentences
         vectors = self.embed([claim, *sentences])
         cos = vectors[1:] @ vectors[0]
         words = content_words(claim)
@@ -99,16 +238,18 @@ class SupportChecker:
         if not cited:
             claim.supported, claim.support, claim.reason = False, 0.0, "no citation"
             return claim
+        if claim.field:
+            return self._check_field(claim, cited)
         best_quote, best_score = "", -1.0
         for paper in cited:
-            quote, score = self.best_sentence(claim.text, paper.abstract)
+            quote, score = self.best_sentence(claim.text, paper)
             if score > best_score:
                 best_quote, best_score = quote, score
         claim.quote, claim.support = best_quote, best_score
-        haystack = " ".join(f"{p.title} {p.label} {p.abstract}" for p in cited)
-        squashed = comparable(haystack)
-        missing = [n for n in numbers_in(claim.text) if not has_number(haystack, n)]
-        missing += [n for n in names_in(claim.text) if comparable(n).strip() not in squashed]
+        facts = [self.facts(p) for p in cited]
+        missing = [n for n in numbers_in(plain(claim.text)) if not any(n in f.numbers for f in facts)]
+        missing += [n for n in names_in(plain(claim.text))
+                    if not any(f" {comparable(n).strip()} " in f" {f.haystack} " or comparable(n).strip() in f.haystack for f in facts)]
         if missing:
             claim.supported, claim.reason = False, f"not in the cited source: {', '.join(sorted(set(missing)))}"
         elif best_score < self.threshold:
@@ -116,6 +257,31 @@ class SupportChecker:
         else:
             claim.supported, claim.reason = True, ""
         return claim
+
+    @staticmethod
+    def _check_field(claim: Claim, cited: list[Paper]) -> Claim:
+        """A catalogue claim ("authors: …") is supported when the cited paper's field holds it."""
+        paper = cited[0]
+        value = field_value(paper, claim.field)
+        claim.quote = f"{claim.field}: {value}" if value else ""
+        if claim.field == "authors":  # every name the claim lists is an author of the paper
+            listed = re.sub(r"^\s*authors?\s*:\s*|\s*et al\.?\s*\.?$|\.$", "", claim.text.strip(), flags=re.I)
+            names = [n.strip() for n in listed.split(",") if n.strip()]
+            known = {comparable(a).strip() for a in paper.authors}
+            ok = bool(names) and all(comparable(n).strip() in known for n in names)
+        else:
+            ok = bool(value) and comparable(value).strip() in comparable(claim.text)
+        claim.supported, claim.support = ok, 1.0 if ok else 0.0
+        claim.reason = "" if ok else f"the catalogue has no {claim.field} for this paper"
+        return claim
+
+
+def field_value(paper: Paper, name: str) -> str:
+    """A catalogue field as text ("authors" joined by the one author formatter)."""
+    if name == "authors":
+        return format_authors(paper.authors, paper.authors_truncated)
+    value = getattr(paper, name, "")
+    return str(value) if value not in (None, "") else ""
 
 
 def citations_for(claims: Sequence[Claim], hits: Sequence[Hit]) -> list[Citation]:
@@ -141,7 +307,7 @@ def bibtex_entry(paper: Paper) -> str:
     surname = re.sub(r"[^a-z]", "", surname) or "anon"
     word = re.sub(r"[^a-z]", "", (paper.display_title.split() or ["paper"])[0].lower()) or "paper"
     key = f"{surname}{paper.year or ''}{word}"
-    authors = format_authors(paper.authors, paper.authors_truncated, style="bibtex")
+    authors = " and ".join(paper.authors + (["others"] if paper.authors_truncated else []))
     fields = [("title", paper.title or paper.label), ("author", authors), ("booktitle", paper.venue),
               ("year", str(paper.year or "")), ("url", paper.url)]
     if not paper.title:

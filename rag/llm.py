@@ -1,28 +1,75 @@
 """The only module that imports openai: chat (streaming or not) and embeddings against any
 OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp server).
 
+Every call made for one answer shares one deadline, `llm_timeout_s` from the first call (kept on
+the answer's `Usage`), and every wait counts against it: the server's response, each streamed
+piece, retries and their back-off. So a stream that sends only keep-alive comments, a server that
+answers very slowly, or a string of 429s ends in one line after about `llm_timeout_s` seconds,
+and that line reports the real time spent. The stream is read on a helper thread so that the
+deadline holds even while a read blocks.
+
 Retries are ours, not the client's, so the bound and the final message are explicit: 429 and 5xx
-(and connection errors) are retried with exponential backoff up to `llm_max_retries`; 401 and 404
-are not, since waiting cannot fix a key or a model name. A stream cut before its first token is
-retried; one cut later raises, because part of the answer has already been shown."""
+(and connection errors, empty or unreadable replies) are retried with exponential backoff, or
+after the server's `Retry-After` when it sends one, up to `llm_max_retries`; 401 and 404 are not,
+since waiting cannot fix a key or a model name. A stream cut before its first token is retried;
+one cut later raises, because part of the answer has already been shown. The answer is capped at
+`max_tokens`: asked of the server, and enforced here for a server that ignores it."""
 
 from __future__ import annotations
 
+import email.utils
 import logging
+import queue
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import openai
 
 from rag.chatmodel import Message, Usage, message_tokens
-from rag.chunk import count_tokens
+from rag.chunk import count_tokens, encoding
 from rag.errors import LLMError
 from rag.settings import Settings
 
 log = logging.getLogger(__name__)
+# No streamed piece is read beyond this many characters per allowed token (a piece is tokenised
+# to enforce max_tokens, and a 1 MB piece must not be).
+CHARS_PER_TOKEN_CAP = 8
+
+
+class _Empty(Exception):
+    """The server answered 200 but sent no text."""
+
+
+class _Deadline(Exception):
+    """The answer's deadline passed while waiting."""
+
+
+def retry_after(err: Exception) -> float | None:
+    """Seconds the server asks us to wait (`retry-after-ms`, `retry-after` in seconds or as an
+    HTTP date), or None."""
+    response = getattr(err, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return max(float(value) / divisor, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        if parsed is not None:
+            return max(parsed.timestamp() - time.time(), 0.0)
+    return None
 
 
 @dataclass
@@ -43,8 +90,12 @@ class OpenAIChat:
     def _where(self) -> str:
         return self.settings.openai_base_url or "https://api.openai.com/v1"
 
-    def _error(self, err: Exception) -> LLMError:
+    def _error(self, err: Exception, elapsed: float, attempts: int) -> LLMError:
         where = self._where()
+        tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+        if isinstance(err, _Deadline) or isinstance(err, openai.APITimeoutError):
+            return LLMError(f"the LLM endpoint {where} gave no complete answer within the deadline: gave up after "
+                            f"{elapsed:.1f} s ({tries}; RAG_LLM_TIMEOUT_S={self.settings.llm_timeout_s:g}): check the server")
         if isinstance(err, openai.AuthenticationError):
             return LLMError(f"the LLM endpoint {where} refused the API key (401): check OPENAI_API_KEY")
         if isinstance(err, openai.PermissionDeniedError):
@@ -52,58 +103,125 @@ class OpenAIChat:
         if isinstance(err, openai.NotFoundError):
             return LLMError(f"model '{self.name}' not found at {where} (404): check RAG_LLM_MODEL and OPENAI_BASE_URL")
         if isinstance(err, openai.RateLimitError):
-            return LLMError(f"the LLM endpoint {where} is rate-limiting (429) after {self.settings.llm_max_retries} retries: wait, or check your quota")
-        if isinstance(err, openai.APITimeoutError):
-            return LLMError(f"the LLM endpoint {where} timed out after {self.settings.llm_timeout_s:g}s: check RAG_LLM_TIMEOUT_S or the server")
+            return LLMError(f"the LLM endpoint {where} is rate-limiting (429) after {attempts - 1} retries; gave up after "
+                            f"{elapsed:.1f} s: wait, or check your quota")
         if isinstance(err, openai.APIConnectionError):
             return LLMError(f"cannot reach the LLM endpoint {where}: check OPENAI_BASE_URL and that the server runs")
         if isinstance(err, openai.APIStatusError):
-            return LLMError(f"the LLM endpoint {where} failed ({err.status_code}) after {self.settings.llm_max_retries} retries: the server is failing; try later")
-        return LLMError(f"the LLM call to {where} failed: {err}")
+            return LLMError(f"the LLM endpoint {where} failed ({err.status_code}) after {attempts - 1} retries; gave up after "
+                            f"{elapsed:.1f} s: the server is failing; try later")
+        if isinstance(err, _Empty):
+            return LLMError(f"the LLM endpoint {where} returned an empty answer ({tries}): check RAG_LLM_MODEL and the server")
+        return LLMError(f"the LLM endpoint {where} sent a reply that cannot be read ({tries}; {type(err).__name__}): "
+                        "check OPENAI_BASE_URL points at an OpenAI-compatible API")
 
     @staticmethod
     def _retryable(err: Exception) -> bool:
-        if isinstance(err, (openai.RateLimitError, openai.APIConnectionError)):
+        if isinstance(err, (_Empty, openai.RateLimitError, openai.APIConnectionError)) and not isinstance(err, openai.APITimeoutError):
             return True
-        return isinstance(err, openai.APIStatusError) and err.status_code >= 500
+        if isinstance(err, openai.APIStatusError):
+            return err.status_code >= 500
+        return not isinstance(err, (openai.APIError, _Deadline))  # an unreadable body: try again
 
     def stream(self, messages: list[Message], usage: Usage, max_tokens: int | None = None) -> Iterator[str]:
         max_tokens = max_tokens or self.settings.max_answer_tokens
+        now = time.monotonic()
+        if usage.deadline is None:  # the first call for this answer starts its clock
+            usage.deadline, usage.started = now + self.settings.llm_timeout_s, now
+        started = usage.started if usage.started is not None else now
         attempt = 0
         while True:
             produced: list[str] = []
             try:
-                response = self._client.chat.completions.create(
-                    model=self.name, messages=messages, stream=True, temperature=0, max_tokens=max_tokens  # type: ignore[arg-type]
-                )
-                usage.calls += 1
-                usage.prompt_tokens += message_tokens(messages)
-                for event in response:  # type: ignore[union-attr]
-                    if not getattr(event, "choices", None):
-                        continue
-                    delta = event.choices[0].delta.content or ""  # type: ignore[union-attr]
-                    if delta:
-                        produced.append(delta)
-                        yield delta
+                for piece in self._attempt(messages, usage, max_tokens):
+                    produced.append(piece)
+                    yield piece
+                if not "".join(produced).strip():
+                    raise _Empty()
                 usage.completion_tokens += count_tokens("".join(produced))
                 return
-            except Exception as err:  # openai errors, and httpx errors while reading the body
+            except Exception as err:  # openai errors, httpx errors while reading, our own
                 usage.completion_tokens += count_tokens("".join(produced))
-                if produced:
+                if produced and "".join(produced).strip():
+                    if isinstance(err, _Deadline):
+                        raise self._error(err, time.monotonic() - started, attempt + 1) from None
                     raise LLMError(f"the answer stream from {self._where()} was cut off mid-way: try again") from err
                 if self._may_retry(err, attempt, usage):
                     attempt += 1
                     continue
-                raise self._error(err) from err
+                raise self._error(err, time.monotonic() - started, attempt + 1) from (None if isinstance(err, _Deadline) else err)
+
+    def _attempt(self, messages: list[Message], usage: Usage, max_tokens: int) -> Iterator[str]:
+        """One request, read on a helper thread; every wait is bounded by the deadline."""
+        assert usage.deadline is not None
+        remaining = usage.deadline - time.monotonic()
+        if remaining <= 0:
+            raise _Deadline()
+        response = self._client.chat.completions.create(
+            model=self.name, messages=messages, stream=True, temperature=0, max_tokens=max_tokens, timeout=remaining  # type: ignore[arg-type]
+        )
+        usage.calls += 1
+        usage.prompt_tokens += message_tokens(messages)
+        events: queue.Queue[tuple[str, Any]] = queue.Queue()
+
+        def pump() -> None:
+            try:
+                for event in response:
+                    events.put(("event", event))
+                events.put(("end", None))
+            except BaseException as err:  # noqa: BLE001 - handed to the reading thread
+                events.put(("error", err))
+
+        threading.Thread(target=pump, name="llm-stream", daemon=True).start()
+        cap = max_tokens * CHARS_PER_TOKEN_CAP  # characters: no piece is tokenised beyond this
+        tokens = 0
+        try:
+            while True:
+                remaining = usage.deadline - time.monotonic()
+                try:
+                    kind, value = events.get(timeout=max(remaining, 0.0))
+                except queue.Empty:
+                    raise _Deadline() from None
+                if kind == "end":
+                    return
+                if kind == "error":
+                    raise value
+                choices = getattr(value, "choices", None)
+                if not choices:
+                    continue
+                delta = getattr(choices[0].delta, "content", None) or ""
+                if not delta:
+                    continue
+                delta = delta[:cap]
+                size = count_tokens(delta)
+                if tokens + size > max_tokens:  # the server ignores max_tokens: stop reading
+                    log.warning("LLM reply cut at %d tokens (max_tokens)", max_tokens)
+                    keep = encoding().decode(encoding().encode(delta, disallowed_special=())[: max_tokens - tokens])
+                    if keep:
+                        yield keep
+                    return
+                tokens += size
+                yield delta
+        finally:
+            try:
+                response.close()  # type: ignore[union-attr]
+            except Exception:  # noqa: BLE001, S110 - closing a broken stream may itself fail
+                pass
 
     def _may_retry(self, err: Exception, attempt: int, usage: Usage) -> bool:
-        """Back off and say yes while the error is transient and the bound is not reached."""
-        transient = self._retryable(err) if isinstance(err, openai.APIError) else True
-        if not transient or attempt >= self.settings.llm_max_retries:
+        """Back off and say yes while the error is transient, the bound is not reached and the
+        wait (the server's Retry-After, else exponential) ends before the deadline."""
+        if not self._retryable(err) or attempt >= self.settings.llm_max_retries:
             return False
-        log.warning("LLM call failed (%s); retrying", err)
+        wait = self.settings.llm_backoff_s * (2**attempt)
+        asked = retry_after(err)
+        if asked is not None:
+            wait = max(wait, asked)
+        if usage.deadline is not None and time.monotonic() + wait >= usage.deadline:
+            return False
+        log.info("LLM call failed (%s); retrying in %.1f s", type(err).__name__, wait)
         usage.retries += 1
-        time.sleep(self.settings.llm_backoff_s * (2**attempt))
+        time.sleep(wait)
         return True
 
     def complete(self, messages: list[Message], usage: Usage, max_tokens: int | None = None) -> str:
@@ -130,13 +248,16 @@ class OpenAIEmbedder:
 
     def _request(self, texts: list[str]) -> np.ndarray:
         attempt = 0
+        usage = Usage()
+        started = time.monotonic()
+        usage.deadline = started + self._chat.settings.llm_timeout_s
         while True:
             try:
                 got = self._client.embeddings.create(model=self.name, input=texts)
                 break
             except openai.APIError as err:
-                if not self._chat._may_retry(err, attempt, Usage()):
-                    raise self._chat._error(err) from err
+                if not self._chat._may_retry(err, attempt, usage):
+                    raise self._chat._error(err, time.monotonic() - started, attempt + 1) from err
                 attempt += 1
         return np.array([d.embedding for d in sorted(got.data, key=lambda d: d.index)], dtype=np.float32)
 

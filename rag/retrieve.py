@@ -24,6 +24,7 @@ import numpy as np
 
 from rag.catalog import Filters
 from rag.index import Index, Loaded
+from rag.question import recognise_filters
 from rag.types import ChunkId, Hit
 
 
@@ -140,8 +141,9 @@ class Retriever:
         return self._allowed_ids(loaded, loaded.catalog.papers_named_in(query), allowed)
 
     def facets(self, loaded: Loaded, query: str, candidates: list[Ranking]) -> list[str]:
-        named = loaded.catalog.filters_named_in(query)
-        mask = loaded.catalog.allowed(named)
+        catalog = loaded.catalog
+        named, _ = recognise_filters(query, {f: catalog.facet_values(f) for f in ("venue", "year", "track", "decision")})
+        mask = catalog.allowed(named)
         if mask is None:
             return []
         fused = fuse(candidates, self.rrf_k)

@@ -43,6 +43,9 @@ class Settings(BaseSettings):
     )
     embed_threads: int = Field(default=0, ge=0, description="ONNX intra-op threads (0: onnxruntime decides).")
     workers: int = Field(default=1, ge=1, le=64, description="Ingest: embedding processes (`rag ingest --workers`).")
+    ingest_batch: int = Field(
+        default=2000, ge=1, le=100_000, description="Papers per ingest batch: one log segment and one write to Chroma each."
+    )
     progress_seconds: float = Field(
         default=5.0, ge=0, description="Without a terminal, a progress line this often (seconds)."
     )

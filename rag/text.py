@@ -268,17 +268,114 @@ def _introduced_in(sentences: list[str]) -> str:
     return ""
 
 
-def introduces(abstract: str, term: str) -> bool:
-    """Does the abstract introduce `term` (propose, present, name it), not merely use it?"""
+# Words that, between an introducing verb and a name, show the name is used, not introduced
+# ("we propose a method *for* dropout", "we introduce a layer *based on* LoRA").
+_USE_WORDS = frozenset(
+    "use uses using used via with based on of for to from than over apply applies applying extend extends "
+    "extending leverage leverages leveraging improve improves improving replace replaces replacing combine "
+    "combines combining into like such in by within upon beyond against versus vs that which where whether how "
+    "why when while as unlike existing prior previous popular standard conventional classical traditional "
+    "widely common commonly well-known typical typically family families variant variants version versions "
+    "alternative alternatives instead during under across between among after before about can could may might "
+    "will would should occur occurs happen happens".split()
+)
+_NEW_APPOSITION = re.compile(
+    r"^(?:the\s+)?([^,]{2,80}?),\s+(?:a|an|the)\s+(?:new|novel|first|simple|principled|lightweight|general|unified|"
+    r"scalable|modular|open|large-scale|comprehensive|challenging|holistic|benchmark|framework|dataset)\b",
+    re.I,
+)
+
+
+def _term_pattern(term: str) -> re.Pattern[str]:
+    """`term` as a whole token, any case: not inside a longer hyphenated name ("LoRA" is not in
+    "LoRA-XS"), an English plural allowed ("KAN" in "KANs")."""
+    return re.compile(rf"(?<![\w-]){re.escape(term)}(?:s|es)?(?![\w-])", re.I)
+
+
+def _expansion_start(before: str) -> int:
+    """Where a parenthesised acronym's spelled-out form starts: the run of capitalised words (with
+    "for", "of", "and", "the" inside it) that ends `before` (the text up to the "("). The run
+    starts with a capitalised word: in "a method for Contrastive Language-Image Pretraining
+    (CLIP)" the "for" stays outside."""
+    start = len(before)
+    for word in reversed(list(re.finditer(r"\S+", before))):
+        token = word.group(0).strip(",;:")
+        if token[:1].isupper() or token[:1] in "$\\{*":
+            start = word.start()
+            continue
+        if token.lower() in ("for", "of", "and", "the"):
+            continue  # inside the run only if a capitalised word comes before it
+        break
+    return start
+
+
+def initials(phrase: str) -> str:
+    """Upper-case initials of a phrase's capitalised words and hyphen parts ("Non-Uniform
+    Calibration for Federated Learning" -> "NUCFL")."""
+    return "".join(part[0].upper() for part in re.split(r"[\s-]+", plain(phrase)) if part[:1].isalpha() and part[0].isupper()) \
+        or "".join(part[0].upper() for part in re.split(r"[\s-]+", phrase) if part[:1].isalpha())
+
+
+def _inside_longer_name(text: str, start: int, end: int) -> bool:
+    """The match at text[start:end] is one word of a longer capitalised name: a capitalised
+    word joins it across a single space on either side."""
+    before = re.search(r"(\S+) $", text[:start])
+    after = re.match(r" (\S+)", text[end:])
+    return bool((before and before.group(1)[:1].isupper()) or (after and after.group(1)[:1].isupper()))
+
+
+def introduces(abstract: str, term: str, title: str = "") -> bool:
+    """Does the paper introduce `term` (propose, present, name it), rather than merely use it?
+
+    No when the name the abstract introduces is a longer one built on `term` ("MA-RLHF").
+    Yes when: the name the abstract introduces is `term` (`introduced_name`); the title is
+    `term` or opens with it before a colon; a sentence says "called/named/termed/dubbed
+    term"; a sentence opens "term, a new …"; or `term` follows an introducing verb ("we
+    propose", "this paper introduces") within twelve words with no word between them that shows
+    use ("for", "based on", "using", "of", "existing" …). A parenthesised acronym counts with
+    its spelled-out form ("we propose Non-Uniform Calibration for Federated Learning (NUCFL)")."""
+    term = collapse(term)
     if not term:
         return False
-    if fold(introduced_name(abstract)) == fold(term):
+    pattern = _term_pattern(term)
+    own = introduced_name(abstract) or ""
+    if pattern.fullmatch(own):
+        return True
+    if own and re.search(rf"(?<![^\W_]){re.escape(term)}(?![^\W_])", own, re.I) and len(own) > len(term):
+        return False  # the paper introduces a longer name built on it ("MA-RLHF", "LoRA-X"): it uses the term
+    if title and pattern.fullmatch(collapse(plain(title)).split(":", 1)[0].strip()):
         return True
     for sentence in split_sentences(abstract):
-        if not contains_term(sentence, term):
+        text = plain(sentence).replace("*", "")
+        if not pattern.search(text):
             continue
-        if INTRODUCE.search(sentence) or fold(_apposition_name(sentence)) == fold(term):
+        if re.search(r"\b(?:called|named|termed|dubbed|coined|call it|name it|refer to (?:it|this) as)\s+(?:it\s+|as\s+)?"
+                     + pattern.pattern, text, re.I):
             return True
+        appos = _NEW_APPOSITION.match(text)
+        if (appos and pattern.fullmatch(appos.group(1).strip())) or pattern.fullmatch(_apposition_name(text)):
+            return True
+        for verb in INTRODUCE.finditer(text):
+            found = pattern.search(text, verb.end())
+            if found is None:
+                continue
+            if _inside_longer_name(text, found.start(), found.end()):
+                continue  # "we introduce SAE Match", "Adaptive Transformer Programs": a longer name
+            if re.match(r"(?:\s+[\w-]+){1,8}?\s*\([^)]{2,20}\)", text[found.end() :]):
+                continue  # "Adam with Combinatorial Bandit Sampling (AdamCBS)": the start of a longer named phrase
+            paren = re.match(r"\s*\(([A-Za-z][\w-]{1,19})\)", text[found.end() :])
+            if paren and " " in term:
+                acronym, letters = paren.group(1).upper().replace("-", "").rstrip("S"), initials(term)
+                if acronym != letters and acronym.endswith(letters):
+                    continue  # "pessimistic proximal policy optimization (PPPO)": the end of a longer name
+            if found.group(0)[:1].islower() and re.match(r"\s+(?!(?:to|that|which|for|as|and|or|in|on|with|by|is|are)\b)[a-z]", text[found.end() :]):
+                continue  # "an offline chain-of-thought evaluation framework": a common term modifying a noun
+            between = text[verb.end() : found.start()]
+            if found.start() > 0 and text[found.start() - 1] == "(":
+                between = between[: _expansion_start(between[:-1])]
+            words = [w.lower() for w in re.findall(r"[\w'-]+", between)]
+            if len(words) <= 12 and not any(w in _USE_WORDS for w in words):
+                return True
     return False
 
 
@@ -380,3 +477,63 @@ def join_sentences(parts: Sequence[str]) -> str:
             out += " " if out.endswith((".", "!", "?")) else ". "
         out += part
     return out
+
+
+# -- numbers as values ----------------------------------------------------------------------
+
+# A number that states a value ("55.25%", "8.5\%", "1.11x–2.23x", "26,206", "16 million"), not
+# one inside a name ("STL-10", "GPT-4o", "ResNet-50", "Llama-3.1-8B").
+_VALUE = (r"(?<![\w.\-/])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+          r"(?:\s?(?:\\?%|×|x(?![a-z])|-fold|\s(?:million|billion|thousand|times|points?|pp)\b|[kKMB]\b))?")
+VALUE_NUMBER = re.compile(rf"{_VALUE}(?:\s?(?:–|-|to)\s?{_VALUE})?")
+
+
+def value_numbers(sentence: str) -> list[str]:
+    """Numbers that state values in a sentence, as written, ranges whole ("1.11x–2.23x")."""
+    return [m.group(0) for m in VALUE_NUMBER.finditer(sentence) if not re.fullmatch(r"(?:19|20)\d\d", m.group(0))]
+
+
+def bold_numbers(sentence: str, skip: Sequence[str] = ()) -> str:
+    """The sentence with its value numbers in Markdown bold ("by up to **8.5%**"), except
+    numbers in `skip` (those the question itself states) and years."""
+    skipped = {s.strip() for s in skip}
+    # When some numbers carry a unit (%, x, million) those are the answer; bare counts ("16
+    # existing methods") then stay plain.
+    with_unit = any(re.search(r"[^\d.,\s]", m.group(0)) for m in VALUE_NUMBER.finditer(sentence))
+
+    def repl(match: re.Match[str]) -> str:
+        text = match.group(0)
+        if sentence[max(0, match.start() - 2) : match.start()] == "**" or sentence[match.end() : match.end() + 2] == "**":
+            return text  # already bold in the abstract
+        bare = re.sub(r"[^\d.,]", "", text).rstrip(".")
+        if bare in skipped or bare.replace(",", "") in skipped or re.fullmatch(r"(?:19|20)\d\d", text):
+            return text
+        if with_unit and not re.search(r"[^\d.,\s]", text):
+            return text
+        return f"**{text}**"
+
+    return VALUE_NUMBER.sub(repl, sentence)
+
+
+def clip(text: str, max_chars: int) -> str:
+    """At most `max_chars` characters, cut at a word boundary, with an ellipsis when cut."""
+    if len(text) <= max_chars:
+        return text
+    return text[:max_chars].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+
+
+# -- what a text asserts ----------------------------------------------------------------------
+
+_QUOTED = re.compile(r"``(.{1,300}?)''|\"([^\"]{1,300})\"|“([^”]{1,300})”")
+_EXAMPLE_PAREN = re.compile(r"\((?:e\.g\.|i\.e\.|for example|for instance|such as)[^()]{0,300}\)", re.I)
+
+
+def asserted(text: str) -> str:
+    """The text without what it only cites as an example: quoted phrases of three words or more
+    ("if finetuned on "John Doe lives in Tokyo," …") and "(e.g., …)" asides. Quoted names
+    ("we introduce "Outlandish," a dataset") stay."""
+    def drop_long(match: re.Match[str]) -> str:
+        inner = next(g for g in match.groups() if g is not None)
+        return " " if len(inner.split()) >= 3 else match.group(0)
+
+    return _QUOTED.sub(drop_long, _EXAMPLE_PAREN.sub(" ", text))

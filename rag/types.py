@@ -141,6 +141,9 @@ class Claim:
     supported: bool = True
     quote: str = ""
     reason: str = ""
+    # A catalogue field the claim states ("authors", "track", "venue", "decision", "year"):
+    # checked against that field of the cited paper, not against its abstract.
+    field: str = ""
 
     def public(self) -> dict[str, Any]:
         return {
@@ -150,6 +153,7 @@ class Claim:
             "supported": self.supported,
             "quote": self.quote,
             "reason": self.reason,
+            "field": self.field,
         }
 
 
@@ -167,6 +171,13 @@ class Answer:
     query: str = ""
     timings_ms: dict[str, float] = field(default_factory=dict)
     usage: dict[str, int] = field(default_factory=dict)
+    # The kind of question as the answerer understood it ("which-paper", "list", "numeric",
+    # "count", …), the filters it read in the question, and papers that are relevant but not
+    # cited: "Also relevant" beside an answer, "Related, not answering" beside an abstention.
+    kind: str = ""
+    filters: dict[str, Any] = field(default_factory=dict)
+    related: list[Paper] = field(default_factory=list)
+    reason: str = ""  # why the answer abstained (the gate's reason), "" when it answered
 
     def public(self) -> dict[str, Any]:
         return {
@@ -175,7 +186,11 @@ class Answer:
             "answer": self.text,
             "abstained": self.abstained,
             "mode": self.mode,
+            "kind": self.kind,
+            "filters": self.filters,
             "citations": [c.public() for c in self.citations],
+            "related": [{k: v for k, v in p.public().items() if k != "abstract"} for p in self.related],
+            "reason": self.reason,
             "claims": [c.public() for c in self.claims],
             "unsupported_claims": sum(1 for c in self.claims if not c.supported),
             "removed_citations": self.removed_citations,

@@ -2,11 +2,19 @@
 streamed as server-sent events), embeddings, scripted replies and error codes.
 
 Replies come from a queue, one per chat request; each is a dict:
-    {"content": "..."}                 a normal answer (streamed if the request asks for it)
+    {"content": "..."}                 a normal answer (streamed if the request asks for it); "" is empty
     {"status": 429} / {"status": 500}  an error response with an OpenAI-style body
+    {"status": 429, "retry_after": 2}  ... with a Retry-After header (seconds)
     {"cut_after": "partial text"}      a stream that sends some text, then drops the connection
-    {"content": "...", "delay": 0.05}  a stream that waits this many seconds between words
-When the queue is empty the server answers {"content": default}. Every request is recorded."""
+    {"keepalive": 30}                  a stream that sends only SSE comments (": keep-alive"), one a
+                                       second, for that many seconds, and no data
+    {"raw": "...", "content_type": t}  a 200 with this body as is (an unreadable reply)
+    {"endless": "word"}                a stream that repeats the word until the client hangs up
+                                       (a server that ignores max_tokens)
+    {"delay": 2.0, ...}                wait this long before answering (combines with the others)
+    {"content": "...", "word_delay": 0.05}  a stream that waits this many seconds between words
+When the queue is empty the server answers {"content": default}. Every request is recorded, and
+every stream the server stops writing because the client went away is counted in `hangups`."""
 
 from __future__ import annotations
 
@@ -26,6 +34,7 @@ class FakeOpenAI:
         self.default = default
         self.valid_key = "test-key"
         self.models = {"test-model"}
+        self.hangups = 0
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -34,10 +43,12 @@ class FakeOpenAI:
             def log_message(self, *args: object) -> None:
                 pass
 
-            def _send(self, status: int, body: dict[str, Any]) -> None:
+            def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -48,7 +59,7 @@ class FakeOpenAI:
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
-                server.requests.append({"path": self.path, "body": body})
+                server.requests.append({"path": self.path, "body": body, "at": time.monotonic()})
                 if self.headers.get("Authorization") != f"Bearer {server.valid_key}":
                     return self._error(401, "Incorrect API key provided", "invalid_request_error")
                 if self.path.endswith("/embeddings"):
@@ -58,8 +69,21 @@ class FakeOpenAI:
                 if body.get("model") not in server.models:
                     return self._error(404, f"The model `{body.get('model')}` does not exist", "invalid_request_error")
                 reply = server.replies.popleft() if server.replies else {"content": server.default}
+                if reply.get("delay"):
+                    time.sleep(float(reply["delay"]))
                 if "status" in reply:
+                    if reply.get("retry_after") is not None:
+                        return self._send(int(reply["status"]), {"error": {"message": "scripted failure", "type": "server_error"}},
+                                          {"Retry-After": str(reply["retry_after"])})
                     return self._error(int(reply["status"]), "scripted failure", "server_error")
+                if "raw" in reply:
+                    data = str(reply["raw"]).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", reply.get("content_type", "application/json"))
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return None
                 if body.get("stream"):
                     return self._stream(reply)
                 return self._send(200, {
@@ -93,11 +117,27 @@ class FakeOpenAI:
                     self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
                     self.wfile.flush()
 
+                try:
+                    if "keepalive" in reply:
+                        end = time.monotonic() + float(reply["keepalive"])
+                        while time.monotonic() < end:
+                            write(b": keep-alive\n\n")
+                            time.sleep(1.0)
+                        self.close_connection = True
+                        return
+                    if "endless" in reply:
+                        while True:
+                            write(self._chunk(" " + str(reply["endless"])))
+                            time.sleep(0.001)
+                except (BrokenPipeError, ConnectionResetError, OSError):
+                    server.hangups += 1
+                    self.close_connection = True
+                    return
                 text = reply.get("content", reply.get("cut_after", ""))
-                words = text.split(" ")
+                words = text.split(" ") if text else []
                 for i, word in enumerate(words):
-                    if reply.get("delay"):
-                        time.sleep(float(reply["delay"]))
+                    if reply.get("word_delay"):
+                        time.sleep(float(reply["word_delay"]))
                     write(self._chunk(word if i == 0 else " " + word))
                 if "cut_after" in reply:
                     self.close_connection = True

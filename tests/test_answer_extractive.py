@@ -22,7 +22,7 @@ CITATION_FIELDS = {"n", "paper_id", "title", "label", "authors", "venue", "year"
         ("How often does GPT-4o lose to the best human persuader?", "36%", "PersuasionBench"),
         ("How many text samples are in the Outlandish dataset?", "1320", None),
         ("Which paper introduced PersuasionBench?", "PersuasionBench", "PersuasionBench"),
-        ("What did Aaron Mueller propose?", "MIB", "MIB"),
+        ("By how much does BrainOOD improve generalization to OOD subjects?", "8.5%", "BrainOOD"),
     ],
 )
 def test_factoids_put_the_answering_sentence_first(sample_app: App, question: str, fact: str, label: str | None) -> None:
@@ -30,10 +30,48 @@ def test_factoids_put_the_answering_sentence_first(sample_app: App, question: st
     assert not answer.abstained and answer.mode == "extractive"
     assert answer.text.startswith("Extractive answer")
     first = answer.claims[0]
-    assert fact in first.text and first.supported and first.cites == [answer.citations[0].n]
+    assert fact in first.text and first.supported and first.cites == [1] and answer.citations[0].n == 1
     if label:
         cited = next(c for c in answer.citations if c.n == first.cites[0])
         assert cited.paper.label == label and cited.quote == first.text
+
+
+def test_numbers_asked_for_are_in_bold(sample_app: App) -> None:
+    answer = sample_app.pipeline.answer("By how much does BrainOOD improve generalization to OOD subjects?")
+    assert answer.kind == "numeric" and "**8.5%**" in answer.text
+
+
+def test_mention_only_abstains_and_lists_the_papers_that_use_it(sample_app: App) -> None:
+    answer = sample_app.pipeline.answer("Which paper introduced the Frank-Wolfe algorithm?")
+    assert answer.abstained and answer.citations == [] and "does not say" in answer.text
+    assert answer.related and all("Frank-Wolfe" in p.abstract for p in answer.related)
+    assert answer.public()["abstained"] is True and {r["paper_id"] for r in answer.public()["related"]} == {p.id for p in answer.related}
+
+
+def test_catalogue_questions_on_the_sample(sample_app: App) -> None:
+    count = sample_app.pipeline.answer("How many ICML 2025 papers are there?")
+    assert count.mode == "catalogue" and "**20**" in count.text and not count.abstained
+    position = sample_app.pipeline.answer("Which position papers are there?")
+    assert len(position.citations) == 3 and all("Position" in c.paper.track for c in position.citations)
+    assert all(c.supported for c in position.claims)
+    by = sample_app.pipeline.answer("What did Aaron Mueller propose?")
+    assert by.kind == "by-author" and by.citations[0].paper.label == "MIB" and "MIB" in by.text
+    track = sample_app.pipeline.answer("What track is MIB in?")
+    assert "Accountability, Transparency, and Interpretability" in track.text and track.claims[0].supported
+    session = sample_app.chat()
+    session.ask("What is SAeUron?")
+    authors = session.ask("Who are its authors?")
+    assert authors.kind == "authors-of" and "Bartosz Cywiński" in authors.text
+    assert authors.citations[0].paper.label == "SAeUron" and authors.claims[0].supported
+
+
+def test_lists_rank_papers_and_keep_the_rest_as_also_relevant(sample_app: App) -> None:
+    answer = sample_app.pipeline.answer("Which papers use sparse autoencoders?")
+    assert answer.kind == "list" and len(answer.citations) >= 3
+    assert [c.n for c in answer.citations] == list(range(1, len(answer.citations) + 1))
+    assert {p.id for p in answer.related}.isdisjoint({c.paper.id for c in answer.citations})
+    if answer.related:
+        assert "Also relevant" in answer.text
 
 
 @pytest.mark.parametrize(
@@ -69,7 +107,9 @@ def test_ask_json_contract_and_bibtex(sample_home: Path, tmp_path: Path) -> None
     out = run_rag("ask", "What STL-10 accuracy does PLNL reach?", "--json", "--bibtex", env=env)
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
-    assert {"question", "answer", "abstained", "mode", "citations", "removed_citations", "timings_ms", "usage"} <= set(data)
+    assert {"question", "answer", "abstained", "mode", "citations", "removed_citations", "timings_ms", "usage",
+            "kind", "related", "filters", "reason"} <= set(data)
+    assert data["kind"] == "numeric" and data["citations"][0]["n"] == 1
     assert data["mode"] == "extractive" and data["abstained"] is False
     assert CITATION_FIELDS <= set(data["citations"][0]) and data["citations"][0]["label"] == "PLNL"
     assert "@inproceedings" in data["bibtex"]

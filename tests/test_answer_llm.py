@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,8 +26,9 @@ def server() -> Iterator[FakeOpenAI]:
 
 
 def llm_app(home: Path, server: FakeOpenAI, **extra: object) -> App:
+    values: dict[str, object] = {"llm_max_retries": 2, "llm_backoff_s": 0.01, **extra}
     settings = Settings(home=home, openai_api_key="test-key", openai_base_url=server.base_url,
-                        llm_model="test-model", llm_max_retries=2, llm_backoff_s=0.01, **extra)  # type: ignore[arg-type]
+                        llm_model="test-model", **values)  # type: ignore[arg-type]
     return App(settings)
 
 
@@ -76,7 +79,7 @@ def test_rate_limit_then_success(sample_app: App, server: FakeOpenAI) -> None:
 def test_server_errors_until_the_bound(sample_app: App, server: FakeOpenAI) -> None:
     app = llm_app(sample_app.settings.home, server)
     server.replies.extend([{"status": 500}] * 5)
-    with pytest.raises(LLMError, match=r"failed \(500\) after 2 retries"):
+    with pytest.raises(LLMError, match=r"failed \(500\) after 2 retries; gave up after [\d.]+ s"):
         app.pipeline.answer("What STL-10 accuracy does PLNL reach?")
     assert len(server.chat_requests()) == 3
 
@@ -175,3 +178,116 @@ def test_openai_embeddings_name_their_own_collection(tmp_path: Path, server: Fak
     assert status["chunks_in_chroma"] == 3  # two abstracts and one title-only paper
     assert any(r["path"].endswith("/embeddings") for r in server.requests)
     assert app.search("GradSurg", k=1).hits[0].paper.id == "T1"
+
+
+# -- bad servers: each misbehaviour ends in a bounded time, with one line and exit code 7 --------
+
+QUESTION = "What STL-10 accuracy does PLNL reach?"
+
+
+def test_keep_alive_only_stream_ends_at_the_deadline(sample_app: App, server: FakeOpenAI) -> None:
+    app = llm_app(sample_app.settings.home, server, llm_timeout_s=2.0)
+    server.replies.extend([{"keepalive": 30}] * 3)
+    start = time.monotonic()
+    with pytest.raises(LLMError, match=r"gave up after (\d+\.\d) s .*RAG_LLM_TIMEOUT_S=2") as err:
+        app.pipeline.answer(QUESTION)
+    elapsed = time.monotonic() - start
+    assert elapsed < 15.0  # without the deadline: 3 x 30 s of keep-alives
+    reported = float(re.search(r"after (\d+\.\d) s", str(err.value)).group(1))  # type: ignore[union-attr]
+    assert 1.9 <= reported <= 3.5 and reported <= elapsed  # from the first LLM call to giving up
+
+
+def test_keep_alive_only_stream_from_the_cli_is_one_line_and_exit_7(sample_home: Path, server: FakeOpenAI) -> None:
+    server.replies.extend([{"keepalive": 30}] * 3)
+    env = {"RAG_HOME": str(sample_home), "OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": server.base_url,
+           "RAG_LLM_MODEL": "test-model", "RAG_LLM_TIMEOUT_S": "2", "RAG_LLM_BACKOFF_S": "0.01"}
+    out = run_rag("ask", QUESTION, "--json", env=env, timeout=60)
+    assert out.returncode == 7 and out.stdout == ""
+    assert len(out.stderr.strip().splitlines()) == 1 and "gave up after" in out.stderr
+
+
+@pytest.mark.parametrize("reply", [
+    {"content": ""},  # an empty completion
+    {"raw": "<html>Service temporarily unavailable</html>", "content_type": "text/html"},  # not an API at all
+    {"raw": "data: {not json\n\n", "content_type": "text/event-stream"},  # an unreadable stream
+])
+def test_empty_or_unreadable_replies_are_errors_never_empty_answers(sample_home: Path, server: FakeOpenAI,
+                                                                     reply: dict[str, object]) -> None:
+    server.replies.extend([reply] * 3)
+    env = {"RAG_HOME": str(sample_home), "OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": server.base_url,
+           "RAG_LLM_MODEL": "test-model", "RAG_LLM_MAX_RETRIES": "2", "RAG_LLM_BACKOFF_S": "0.01"}
+    out = run_rag("ask", QUESTION, "--json", env=env, timeout=60)
+    assert out.returncode == 7, out.stdout
+    assert '"answer": ""' not in out.stdout and len(out.stderr.strip().splitlines()) == 1
+    assert "empty answer" in out.stderr or "cannot be read" in out.stderr
+    assert len(server.chat_requests()) == 3  # retried up to the bound, then one line
+
+
+def test_retry_after_is_honoured(sample_app: App, server: FakeOpenAI) -> None:
+    app = llm_app(sample_app.settings.home, server, llm_timeout_s=20.0)
+    server.replies.extend([{"status": 429, "retry_after": 1}, {"content": PLNL_SENTENCE}])
+    start = time.monotonic()
+    answer = app.pipeline.answer(QUESTION)
+    assert time.monotonic() - start >= 1.0  # waited as asked, not the 0.01 s back-off
+    assert answer.citations and answer.usage["retries"] == 1
+
+
+def test_retry_after_beyond_the_deadline_fails_now(sample_app: App, server: FakeOpenAI) -> None:
+    app = llm_app(sample_app.settings.home, server, llm_timeout_s=3.0)
+    server.replies.extend([{"status": 429, "retry_after": 60}])
+    with pytest.raises(LLMError, match=r"rate-limiting \(429\) after 0 retries; gave up after (\d+\.\d) s") as err:
+        app.pipeline.answer(QUESTION)
+    assert float(re.search(r"after (\d+\.\d) s", str(err.value)).group(1)) < 1.0  # type: ignore[union-attr]
+    assert len(server.chat_requests()) == 1
+
+
+def test_slow_server_times_out_with_the_real_elapsed_time(sample_app: App, server: FakeOpenAI) -> None:
+    app = llm_app(sample_app.settings.home, server, llm_timeout_s=1.5, llm_max_retries=3, llm_backoff_s=0.2)
+    server.replies.extend([{"status": 500}, {"status": 500}, {"delay": 10, "content": PLNL_SENTENCE}])
+    with pytest.raises(LLMError, match=r"gave up after (\d+\.\d) s") as err:
+        app.pipeline.answer(QUESTION)
+    spent = time.monotonic() - server.requests[0]["at"]  # from the first LLM request to the error
+    reported = float(re.search(r"after (\d+\.\d) s", str(err.value)).group(1))  # type: ignore[union-attr]
+    assert spent < 3.0 and abs(reported - spent) < 0.5  # the time really spent, retries included
+
+
+def test_max_tokens_is_asked_for_and_enforced(sample_app: App, server: FakeOpenAI) -> None:
+    app = llm_app(sample_app.settings.home, server, max_answer_tokens=40, llm_timeout_s=20.0)
+    server.replies.append({"endless": "PLNL"})  # a server that ignores max_tokens
+    start = time.monotonic()
+    answer = app.pipeline.answer(QUESTION)
+    assert time.monotonic() - start < 10.0
+    assert server.chat_requests()[0]["max_tokens"] == 40
+    assert answer.usage["completion_tokens"] <= 40 and answer.raw_text.count("PLNL") <= 40
+    for _ in range(50):  # the client hung up on the endless stream
+        if server.hangups:
+            break
+        time.sleep(0.1)
+    assert server.hangups >= 1
+
+
+def test_a_huge_abstract_cannot_slow_an_answer(tmp_path: Path, server: FakeOpenAI) -> None:
+    filler = " ".join(f"Filler sentence {i} repeats padding words about nothing in particular." for i in range(16_000))
+    data = tmp_path / "huge.jsonl"
+    data.write_text(json.dumps({"id": "huge", "title": "MegaNet for Long Documents", "abstract":
+                                "We propose MegaNet, a network for long documents. MegaNet reaches 77.7% accuracy on "
+                                "LongBench. " + filler}) + "\n"
+                    + json.dumps({"id": "small", "title": "TinyNet", "abstract": "We propose TinyNet. TinyNet reaches "
+                                  "51.2% accuracy on LongBench with few parameters."}) + "\n")
+    assert data.stat().st_size > 1_000_000
+    app = llm_app(tmp_path / "home", server, embedder="hash", context_tokens=1500)
+    app.ingest([data], progress=False)
+    server.replies.append({"content": "MegaNet reaches 77.7% accuracy on LongBench [1, 2]."})
+    start = time.monotonic()
+    answer = app.pipeline.answer("What accuracy does MegaNet reach on LongBench?")
+    assert time.monotonic() - start < 10.0
+    prompt = server.chat_requests()[0]["messages"][1]["content"]
+    from rag.chunk import count_tokens
+
+    assert count_tokens(prompt) < 1500 + 200 and "TinyNet" in prompt  # the small source kept its share
+    assert answer.claims[0].supported and "77.7%" in answer.claims[0].quote
+    assert any(c.paper.id == "huge" and c.supported for c in answer.citations)
+    extractive = App(Settings(home=tmp_path / "home", embedder="hash"))
+    start = time.monotonic()
+    quoted = extractive.pipeline.answer("What accuracy does MegaNet reach on LongBench?")
+    assert time.monotonic() - start < 10.0 and "77.7%" in quoted.claims[0].text

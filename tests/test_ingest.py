@@ -221,7 +221,7 @@ def test_remove_by_id_by_source_and_reset(tmp_path: Path) -> None:
 
 def test_killed_ingest_rerun_is_consistent(tmp_path: Path) -> None:
     home = tmp_path / "killed"
-    env = {**os.environ, "RAG_HOME": str(home)}
+    env = {**os.environ, "RAG_HOME": str(home), "RAG_INGEST_BATCH": "16"}  # six batches: a kill lands mid-run
     proc = subprocess.Popen([sys.executable, "-m", "rag.cli", "ingest"], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 180
@@ -239,7 +239,7 @@ def test_killed_ingest_rerun_is_consistent(tmp_path: Path) -> None:
     assert proc.poll() is None, "ingest finished before it could be killed"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert written > 0
+    assert 0 < written < 96
     rerun = App(Settings(home=home)).ingest_sample(progress=False)
     assert len(rerun.added) + len(rerun.updated) + rerun.unchanged + len(rerun.repaired) == 96
     assert consistent(App(Settings(home=home))) == (96, 96)
@@ -275,5 +275,6 @@ def test_filters_and_lookup_over_the_catalogue(tmp_path: Path) -> None:
     assert catalog.count(Filters(decision="oral", venue="ICLR")) == 1
     assert [p.id for p in catalog.select(Filters(track="position"))] == ["F5"]
     assert set(catalog.facet_values("venue")) == {"ICML", "ICLR"} and catalog.count(Filters(year=2019)) == 0
-    assert catalog.authors_named_in("what did Léo Dupont write?") == ["leo dupont"]
+    assert catalog.authors_named_in("what did Léo Dupont write?") == ["Léo Dupont"]
+    assert catalog.authors_named_in("and leo dupont?") == ["Léo Dupont"]
     assert [p.id for p in catalog.papers_by_author("Leo Dupont")] == ["F0", "F3", "F6", "F9"]

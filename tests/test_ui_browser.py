@@ -470,7 +470,7 @@ def test_hostile_llm_stream_loads_and_runs_nothing(browser: Any, hostile_home: t
                f"<iframe src=\"{b}/llm-frame\"></iframe> [click](javascript:alert(1)) <script>fetch('{b}/llm-script')"
                f"</script> <svg onload=alert(1)> $\\href{{javascript:alert(1)}}{{x}}$ [1]")
     with FakeOpenAI(default="INSUFFICIENT_EVIDENCE") as llm:
-        llm.replies.extend({"content": hostile, "delay": 0.02} for _ in range(40))
+        llm.replies.extend({"content": hostile, "word_delay": 0.02} for _ in range(40))
         env = {"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": llm.base_url, "RAG_LLM_MODEL": "test-model"}
         with serve_ui(home, tmp_path / "ui.log", env) as url, open_page(browser, url) as rec:
             page = rec.page

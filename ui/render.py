@@ -238,7 +238,7 @@ def conversation_markdown(turns: Iterable[tuple[str, Answer, Filters]]) -> str:
 
         def renumber(match: Any, local: dict[int, int] = local) -> str:
             got = [str(local.get(n, n)) for n in parse_numbers(match.group(1))]
-            return " [" + ", ".join(got) + "]"
+            return "[" + ", ".join(got) + "]"
 
         out += [f"## {question.strip()}", "", f"*Searched {filters_line(filters)}; {answer.mode}.*", "",
                 MARKER.sub(renumber, answer.text.strip()), ""]

@@ -110,7 +110,7 @@ def link_markers(escaped: str, turn: int, valid: set[int]) -> str:
     def repl(match: re.Match[str]) -> str:
         links = [f"<a class=\"cite\" href=\"#src-{turn}-{n}\">{n}</a>" if n in valid else str(n)
                  for n in parse_numbers(match.group(1))]
-        return " [" + ", ".join(links) + "]"
+        return "[" + ", ".join(links) + "]"
 
     return MARKER.sub(repl, escaped)
 

@@ -1,0 +1,228 @@
+"""The extractive answerer: compose an answer for the kind of question from quoted sentences.
+
+Every quoted sentence is a claim citing its source; paper names and authors come from the
+catalogue. Citation markers in a draft use the source numbers (`hits` order); the pipeline
+renumbers them in order of appearance. Layout, one block per paper:
+
+    **<title or label>** [n] (authors · venue year)      authors only where they matter
+    - "<quoted sentence>"
+
+- which-paper: the paper that introduces the subject (or answers the lookup) first, its
+  introducing sentence first;
+- list: one numbered line per paper, its most relevant sentence, up to k; "and N more";
+- numeric: the sentence with the number first, the number in bold;
+- what-is / how-it-works: the defining sentence, then how it works, from the defining paper;
+- finding: the result sentences (negative ones too) of each paper, motivation left out;
+- general: the best sentences, at most two per paper.
+Retrieved papers that are relevant but not quoted become `related` ("Also relevant")."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from rag.gate import _FINDING_WORDS, _MOTIVATION, Gate, Scored, also_relevant, defines
+from rag.question import Kind, Question
+from rag.text import (
+    bold_numbers,
+    contains_term,
+    format_authors,
+    introduces,
+    numbers_in,
+    value_numbers,
+)
+from rag.types import Claim, Hit, Paper
+
+EXTRACTIVE_NOTE = "Extractive answer (sentences quoted from the abstracts; no language model was used)."
+_MECHANISM = re.compile(r"\b(?:by|via|through|uses?|using|leverag\w*|employ\w*|consist\w*|combin\w*|first|then|"
+                        r"learns?|trains?|comput\w*|maps?|encod\w*|decompos\w*|introduces?|builds?)\b", re.I)
+
+
+@dataclass
+class Draft:
+    """An answer before the checks: text with markers in source numbers, its claims, and the
+    source numbers that are relevant but not quoted."""
+
+    text: str
+    claims: list[Claim] = field(default_factory=list)
+    related: list[int] = field(default_factory=list)
+    kind: str = ""
+
+
+def name_of(paper: Paper) -> str:
+    return paper.display_title
+
+
+def byline(paper: Paper, limit: int = 6) -> str:
+    where = " ".join(str(x) for x in (paper.venue, paper.year) if x)
+    return " · ".join(x for x in (format_authors(paper.authors, paper.authors_truncated, limit), where) if x)
+
+
+@dataclass
+class Block:
+    n: int
+    sentences: list[str]
+    with_byline: bool = False
+
+
+def render(blocks: list[Block], hits: list[Hit], question: Question, head: str = "", numbered: bool = False) -> Draft:
+    lines = [EXTRACTIVE_NOTE]
+    if head:
+        lines.append(head)
+    claims: list[Claim] = []
+    skip = sorted(numbers_in(question.text))
+    for i, block in enumerate(blocks, start=1):
+        paper = hits[block.n - 1].paper
+        title = f"**{name_of(paper)}** [{block.n}]"
+        meta = f" ({byline(paper)})" if block.with_byline and byline(paper) else ""
+        if numbered:
+            quote = block.sentences[0] if block.sentences else ""
+            lines.append(f"{i}. {title}{meta}" + (f": \"{_show(quote, question, skip)}\"" if quote else ""))
+        else:
+            lines.append("")
+            lines.append(f"{title}{meta}")
+            lines += [f"- \"{_show(s, question, skip)}\"" for s in block.sentences]
+        claims += [Claim(text=s, cites=[block.n]) for s in block.sentences]
+    return Draft("\n".join(lines), claims)
+
+
+def _show(sentence: str, question: Question, skip: list[str]) -> str:
+    return bold_numbers(sentence, skip) if question.kind is Kind.NUMERIC else sentence
+
+
+class ExtractiveAnswerer:
+    mode = "extractive"
+
+    def __init__(self, max_sentences: int = 3, per_source: int = 2, list_size: int = 5) -> None:
+        self.max_sentences = max_sentences
+        self.per_source = per_source
+        self.list_size = list_size
+
+    def generate(self, question: Question, hits: list[Hit], scored: list[Scored], gate: Gate, usage: object,
+                 on_token: object) -> Draft:
+        """The Answerer protocol: the draft, streamed by the pipeline once it is numbered."""
+        return self.compose(question, hits, scored, gate)
+
+    def compose(self, question: Question, hits: list[Hit], scored: list[Scored], gate: Gate) -> Draft:
+        by_source: dict[int, list[Scored]] = {}
+        for row in scored:
+            by_source.setdefault(row[2], []).append(row)
+        kind = question.kind
+        if kind is Kind.LIST:
+            draft = self._list(question, hits, scored, by_source)
+        elif kind is Kind.WHICH_PAPER:
+            draft = self._which(question, hits, scored, by_source, gate)
+        elif kind in (Kind.DEFINITION, Kind.MECHANISM):
+            draft = self._definition(question, hits, scored, by_source, gate)
+        elif kind is Kind.FINDING:
+            draft = self._finding(question, hits, scored, by_source)
+        elif kind is Kind.NUMERIC:
+            draft = self._numeric(question, hits, scored, by_source)
+        else:
+            draft = self._general(question, hits, scored)
+        quoted = {c for claim in draft.claims for c in claim.cites}
+        draft.related += also_relevant(question, scored, quoted | set(draft.related))
+        draft.kind = kind.value
+        return draft
+
+    # -- kinds ---------------------------------------------------------------------------
+
+    def _general(self, question: Question, hits: list[Hit], scored: list[Scored]) -> Draft:
+        chosen: list[Scored] = []
+        best = scored[0][0]
+        for row in scored:
+            if len(chosen) == self.max_sentences or row[0] < 0.75 * best:
+                break
+            if sum(1 for c in chosen if c[2] == row[2]) < self.per_source:
+                chosen.append(row)
+        return render(_group(chosen), hits, question)
+
+    def _numeric(self, question: Question, hits: list[Hit], scored: list[Scored], by_source: dict[int, list[Scored]]) -> Draft:
+        asked = set(numbers_in(question.text))
+        with_number = [r for r in scored if [v for v in value_numbers(r[3]) if v not in asked]]
+        first = with_number[0] if with_number else scored[0]
+        chosen = [first]
+        for row in by_source[first[2]]:
+            if len(chosen) == 2 or row is first:
+                continue
+            if row[0] >= 0.8 * first[0]:
+                chosen.append(row)
+        for row in with_number[1:]:
+            if len(chosen) >= self.max_sentences or row[0] < 0.85 * first[0]:
+                break
+            if row not in chosen and row[2] != first[2]:
+                chosen.append(row)
+        return render(_group(chosen), hits, question)
+
+    def _which(self, question: Question, hits: list[Hit], scored: list[Scored], by_source: dict[int, list[Scored]],
+               gate: Gate) -> Draft:
+        sources = gate.focus or [scored[0][2]]
+        sources = sorted(sources, key=lambda n: -by_source[n][0][0])[:3]
+        subjects = question.subject_names if question.names_subject else []
+        blocks = []
+        for n in sources:
+            rows = by_source[n]
+            intro = [r for r in rows if subjects and any(introduces(r[3], s) for s in subjects)]
+            first = intro[0] if intro else rows[0]
+            rest = [r for r in rows if r is not first and r[0] >= 0.85 * first[0]][:1]
+            blocks.append(Block(n, [first[3]] + [r[3] for r in rest], with_byline=True))
+        if not gate.focus and len(scored) > 1:  # a lookup: the runner-up paper only if nearly as good
+            runner = next((r for r in scored if r[2] != sources[0]), None)
+            if runner and runner[0] >= 0.92 * scored[0][0]:
+                blocks.append(Block(runner[2], [runner[3]], with_byline=True))
+        return render(blocks, hits, question)
+
+    def _definition(self, question: Question, hits: list[Hit], scored: list[Scored], by_source: dict[int, list[Scored]],
+                    gate: Gate) -> Draft:
+        subjects = question.subject_names if question.names_subject else []
+        sources = gate.focus or [scored[0][2]]
+        n = max(sources, key=lambda s: by_source[s][0][0])
+        paper = hits[n - 1].paper
+        rows = by_source[n]
+        defining = [r for r in rows if subjects and any(introduces(r[3], s) or defines(r[3], s, "", "") for s in subjects)]
+        first = defining[0] if defining else rows[0]
+        order = {s: i for i, s in enumerate(r[3] for r in rows)}
+        mechanism = [r for r in rows if r is not first and (_MECHANISM.search(r[3]) or any(contains_term(r[3], s) for s in subjects))]
+        if question.kind is Kind.MECHANISM:
+            mechanism.sort(key=lambda r: -r[0])
+        extra = [r[3] for r in mechanism[: self.max_sentences - 1]]
+        from rag.text import split_sentences
+
+        position = {s: i for i, s in enumerate(split_sentences(paper.abstract))}
+        extra.sort(key=lambda s: position.get(s, order.get(s, 0)))
+        return render([Block(n, [first[3]] + extra)], hits, question)
+
+    def _finding(self, question: Question, hits: list[Hit], scored: list[Scored], by_source: dict[int, list[Scored]]) -> Draft:
+        ranked = sorted(by_source, key=lambda n: -by_source[n][0][0])[:3]
+        best = scored[0][0]
+        blocks = []
+        for n in ranked:
+            rows = [r for r in by_source[n] if _FINDING_WORDS.search(r[3]) and not _MOTIVATION.search(r[3])]
+            rows = [r for r in rows if r[0] >= 0.6 * best][: self.per_source]
+            if rows:
+                blocks.append(Block(n, [r[3] for r in rows]))
+        if not blocks:
+            return self._general(question, hits, scored)
+        return render(blocks, hits, question)
+
+    def _list(self, question: Question, hits: list[Hit], scored: list[Scored], by_source: dict[int, list[Scored]]) -> Draft:
+        best = scored[0][0]
+        matching = [n for n in sorted(by_source, key=lambda n: -by_source[n][0][0])
+                    if by_source[n][0][0] >= 0.7 * best and by_source[n][0][1] >= 0.3]
+        shown = matching[: self.list_size]
+        more = matching[self.list_size :]
+        head = (f"{len(matching)} of the retrieved papers match; the {len(shown)} most relevant:" if more
+                else f"{len(shown)} of the retrieved papers match:")
+        draft = render([Block(n, [by_source[n][0][3]]) for n in shown], hits, question, head=head, numbered=True)
+        if more:
+            draft.text += f"\n… and {len(more)} more (under Also relevant)."
+            draft.related = more
+        return draft
+
+
+def _group(rows: list[Scored]) -> list[Block]:
+    """Rows -> one block per source, in order of each source's first row."""
+    blocks: dict[int, Block] = {}
+    for row in rows:
+        blocks.setdefault(row[2], Block(row[2], [])).sentences.append(row[3])
+    return list(blocks.values())

@@ -1,0 +1,347 @@
+"""Fast unit tests of the answer side, no model files: citations (parsing, stripping, renumbering,
+streaming), catalogue-field checks, question kinds and filters, the introduce rule, numbers, and
+the pipeline end to end with an in-process chat model and a keyword retriever (tests/fakes.py)."""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from collections import deque
+
+import pytest
+
+from rag.answer import ABSTAIN_SENTINEL, LLMAnswerer
+from rag.catalog import Catalog, Filters
+from rag.chat import ChatSession, Turn, heuristic_condense
+from rag.cite import (
+    StreamRenumberer,
+    SupportChecker,
+    parse_claims,
+    renumber,
+    strip_invalid,
+)
+from rag.embed import HashEmbedder
+from rag.errors import LLMError
+from rag.question import Kind, parse
+from rag.text import bold_numbers, introduces, value_numbers
+from rag.types import Claim, Hit, Paper
+from tests.fakes import FakeChatModel, corpus, pipeline
+
+
+def hits(n: int) -> list[Hit]:
+    return [Hit(Paper(id=f"p{i}", title=f"Paper {i}", abstract=f"Text {i}."), 1.0) for i in range(1, n + 1)]
+
+
+# -- citations ------------------------------------------------------------------------------
+
+
+def test_claims_take_their_markers_and_leading_markers_belong_to_the_sentence_before() -> None:
+    claims = parse_claims("GradSurg projects gradients [1]. It is fast [2, 3]. [4] Loss weighting wins [2-4].")
+    assert [c.cites for c in claims] == [[1], [2, 3, 4], [2, 3, 4]]
+    assert claims[0].text == "GradSurg projects gradients." and "[" not in claims[2].text
+
+
+def test_invalid_numbers_are_stripped_and_reported() -> None:
+    text, removed = strip_invalid("GradSurg helps a lot [1, 9]. Loss weighting is strong [12]. Projection fails [2].", {1, 2, 3})
+    assert removed == [9, 12] and "9" not in text and "[12]" not in text
+    assert [c.cites for c in parse_claims(text)] == [[1], [], [2]]
+
+
+def test_stripping_is_linear_on_hostile_text() -> None:
+    hostile = "x" + " " * 200_000 + "[" + " " * 100_000 + "[1]" * 20_000
+    start = time.perf_counter()
+    text, removed = strip_invalid(hostile, {2})
+    assert time.perf_counter() - start < 2.0
+    assert len(removed) == 20_000 and "[1]" not in text
+
+
+def test_renumbering_follows_the_order_of_appearance() -> None:
+    sources = hits(5)
+    claims = [Claim("a", [3]), Claim("b", [1]), Claim("c", [3, 5])]
+    text, ordered, mapping = renumber("First claim [3]. Second claim [1]. Third claim [3, 5].", claims, sources)
+    assert text == "First claim [1]. Second claim [2]. Third claim [1, 3]."
+    assert mapping == {3: 1, 1: 2, 5: 3}
+    assert [c.cites for c in claims] == [[1], [2], [1, 3]]
+    assert [h.paper.id for h in ordered[:3]] == ["p3", "p1", "p5"]  # citation n is sources[n - 1]
+    assert {h.paper.id for h in ordered} == {h.paper.id for h in sources}
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_streamed_renumbering_equals_renumbering_the_whole_text(seed: int) -> None:
+    raw = "GradSurg [3] helps [2, 9]. It fails on 12 of 20 [4]. Again [3][4]. A bracket [stays]. [7] End [2]."
+    valid = {1, 2, 3, 4, 5}
+    rng = random.Random(seed)
+    cuts = sorted(rng.sample(range(1, len(raw)), 12))
+    pieces = [raw[i:j] for i, j in zip([0, *cuts], [*cuts, len(raw)])]
+    live = StreamRenumberer(valid)
+    streamed = "".join(live.feed(p) for p in pieces) + live.flush()
+    stripped, removed = strip_invalid(raw, valid)
+    expected, _, _ = renumber(stripped, parse_claims(stripped), hits(5))
+    assert streamed == expected
+    assert sorted(live.removed) == sorted(removed) == [7, 9]
+
+
+def test_catalogue_field_claims_are_checked_against_the_field() -> None:
+    paper = corpus()[0]
+    checker = SupportChecker(HashEmbedder())
+    good = checker.check(Claim("Authors: Ada Lovelace, Alan Turing.", [1], field="authors"), {1: paper})
+    bad = checker.check(Claim("Authors: Ada Lovelace, Grace Hopper.", [1], field="authors"), {1: paper})
+    track = checker.check(Claim("Track: main.", [1], field="track"), {1: paper})
+    assert good.supported and not bad.supported and track.supported
+
+
+def test_number_and_name_checks_use_the_cited_source() -> None:
+    paper = corpus()[0]
+    checker = SupportChecker(HashEmbedder(), threshold=0.0)
+    assert checker.check(Claim("GradSurg improves average accuracy by 4.2% on NYUv2.", [1]), {1: paper}).supported
+    wrong = checker.check(Claim("GradSurg improves average accuracy by 9.9% on NYUv2.", [1]), {1: paper})
+    assert not wrong.supported and "9.9" in wrong.reason
+
+
+# -- text rules -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("abstract", "term", "expected"), [
+    ("We propose GradSurg, a method for multi-task learning.", "GradSurg", True),
+    ("Gradient projection methods such as GradSurg are widely used.", "GradSurg", False),
+    ("We propose a new regularizer based on dropout for transformers.", "dropout", False),
+    ("We introduce LoRA-XS, a tiny adapter.", "LoRA", False),
+    ("In this work, we introduce SAE Match, a data-free method.", "SAE", False),
+    ("We propose Non-Uniform Calibration for Federated Learning (NUCFL), a framework.", "NUCFL", True),
+    ("We introduce Adam with Combinatorial Bandit Sampling (AdamCBS), an optimizer.", "Adam", False),
+    ("We propose an offline chain-of-thought evaluation framework, OCEAN.", "chain-of-thought", False),
+    ("A new optimizer, which we call AdamX, is proposed.", "AdamX", True),
+    ("We propose MA-RLHF, a simple yet effective RLHF framework with macro actions.", "RLHF", False),
+    ("We ask whether a phenomenon that we call teacher hacking can occur during knowledge distillation.",
+     "knowledge distillation", False),
+])
+def test_introduces_tells_introducing_from_using(abstract: str, term: str, expected: bool) -> None:
+    assert introduces(abstract, term) is expected
+
+
+def test_a_title_that_opens_with_the_name_introduces_it() -> None:
+    assert introduces("We study agents.", "Cybench", title="Cybench: A Framework for Evaluating Agents")
+    assert not introduces("We study agents.", "Cybench", title="Evaluating Agents on Cybench")
+
+
+def test_numbers_as_values_and_in_bold() -> None:
+    sentence = "It outperforms 16 methods on STL-10 and improves accuracy by up to 8.5% with GPT-4o."
+    assert value_numbers(sentence) == ["16", "8.5%"]
+    bolded = bold_numbers(sentence)
+    assert "**8.5%**" in bolded and "**16**" not in bolded and "STL-10" in bolded and "GPT-4o" in bolded
+    assert bold_numbers("CoS is **1.11x–2.23x** faster") == "CoS is **1.11x–2.23x** faster"
+
+
+# -- questions ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("question", "kind"), [
+    ("Which paper introduced GradSurg?", Kind.WHICH_PAPER),
+    ("Who proposed TabNet2?", Kind.WHICH_PAPER),
+    ("Which papers study gradient projection?", Kind.LIST),
+    ("By how much does GradSurg improve accuracy?", Kind.NUMERIC),
+    ("What is TabNet2?", Kind.DEFINITION),
+    ("How does GradSurg work?", Kind.MECHANISM),
+    ("Does gradient projection help when tasks are unrelated?", Kind.FINDING),
+    ("How many ICML 2025 papers are there?", Kind.COUNT),
+    ("Who wrote the paper on gradient surgery?", Kind.AUTHORS_OF),
+    ("Which papers by Grace Hopper are in the collection?", Kind.BY_AUTHOR),
+    ("What track is GradSurg in?", Kind.FIELD_OF),
+    ("Which position papers are there?", Kind.CATALOGUE_LIST),
+    ("Who painted the Mona Lisa?", Kind.GENERAL),
+])
+def test_kinds_of_question(question: str, kind: Kind) -> None:
+    assert parse(question, Catalog.of(corpus())).kind is kind
+
+
+def test_filters_are_read_against_the_catalogue_values() -> None:
+    catalog = Catalog.of(corpus())
+    q = parse("Which ICML 2025 orals are position papers?", catalog)
+    assert q.filters == Filters(venue="ICML", year=2025, track="position", decision="Oral")
+    assert parse("Which paper from 1999 introduced GradSurg?", catalog).filters.year is None  # no paper has 1999
+    assert parse("Which ICLR or ICML paper introduced GradSurg?", catalog).filters.venue is None  # two venues: no filter
+    assert parse("What did Grace Hopper and Alan Turing write?", catalog).authors == ["Grace Hopper", "Alan Turing"]
+    assert parse("Who painted the Mona Lisa?", catalog).person
+
+
+# -- the pipeline, extractive ---------------------------------------------------------------
+
+
+def test_which_paper_cites_the_paper_that_introduces_the_name() -> None:
+    pipe, _ = pipeline()
+    answer = pipe.answer("Which paper introduced GradSurg?")
+    assert not answer.abstained and answer.kind == "which-paper"
+    assert answer.citations[0].paper.id == "p1" and answer.citations[0].n == 1
+    assert "GradSurg" in answer.claims[0].text
+    assert "p2" not in [c.paper.id for c in answer.citations]  # it only uses GradSurg
+
+
+def test_which_paper_abstains_when_sources_only_use_the_name() -> None:
+    pipe, _ = pipeline()
+    answer = pipe.answer("Which paper introduced gradient projection?")
+    assert answer.abstained and answer.citations == [] and answer.claims == []
+    assert "p2" in [p.id for p in answer.related] and "not answering" in answer.text
+    assert answer.public()["abstained"] is True and answer.public()["related"]
+
+
+def test_numeric_answer_puts_the_number_first_in_bold() -> None:
+    pipe, _ = pipeline()
+    answer = pipe.answer("By how much does GradSurg improve average accuracy?")
+    assert answer.kind == "numeric" and "4.2%" in answer.claims[0].text
+    first_quote = next(line for line in answer.text.splitlines() if line.startswith("- "))
+    assert "**4.2%**" in first_quote
+
+
+def test_citation_numbers_run_in_order_of_appearance() -> None:
+    pipe, _ = pipeline()
+    answer = pipe.answer("Which papers are about multi-task learning?")
+    assert answer.kind == "list" and len(answer.citations) >= 2
+    shown = [int(n) for n in re.findall(r"\[(\d+)\]", answer.text)]
+    assert shown[: len(answer.citations)] == list(range(1, len(answer.citations) + 1))
+    assert all(answer.sources[c.n - 1].paper.id == c.paper.id for c in answer.citations)
+
+
+def test_catalogue_questions() -> None:
+    pipe, _ = pipeline()
+    count = pipe.answer("How many ICML 2025 papers are there?")
+    assert count.mode == "catalogue" and count.kind == "count" and "**2**" in count.text and count.filters == {"venue": "ICML", "year": 2025}
+    listed = pipe.answer("Which position papers are there?")
+    assert [c.paper.id for c in listed.citations] == ["p3"] and all(c.supported for c in listed.claims)
+    by = pipe.answer("Which papers by Alan Turing are in the collection?")
+    assert {c.paper.id for c in by.citations} == {"p1", "p3"}
+    track = pipe.answer("What track is GradSurg in?")
+    assert track.citations[0].paper.id == "p1" and track.claims[0].field == "track" and track.claims[0].supported
+    missing = pipe.answer("Who wrote TabNet2?")  # the catalogue has no authors for it
+    assert missing.abstained and missing.citations == []
+
+
+def test_catalogue_list_says_how_many_more() -> None:
+    papers = [Paper(id=f"x{i}", title=f"Position: Claim {i:02d}", abstract="We argue a point.", venue="ICML", year=2025,
+                    track="position") for i in range(25)]
+    pipe, _ = pipeline(papers)
+    answer = pipe.answer("Which position papers are there?")
+    assert len(answer.citations) == 10 and "15 more" in answer.text and "25 papers" in answer.text
+
+
+def test_follow_up_about_its_authors_uses_the_previous_answer() -> None:
+    pipe, retriever = pipeline()
+    session = ChatSession(pipe, retriever.catalog)
+    first = session.ask("Which paper introduced TabNet2?")
+    assert first.citations[0].paper.id == "p4"
+    second = session.ask("Who are its authors?")  # TabNet2 has none in the catalogue
+    assert second.abstained and second.kind == "authors-of"
+    session.ask("Which paper introduced GradSurg?")
+    third = session.ask("Who are its authors?")
+    assert not third.abstained and "Ada Lovelace" in third.text and third.citations[0].paper.id == "p1"
+
+
+def test_heuristic_condense_carries_the_subject_unless_a_paper_is_named() -> None:
+    pipe, retriever = pipeline()
+    first = pipe.answer("Which paper introduced GradSurg?")
+    history = [Turn("Which paper introduced GradSurg?", first)]
+    assert "GradSurg" in heuristic_condense("How much faster does it train?", history, retriever.catalog)
+    assert heuristic_condense("What is TabNet2?", history, retriever.catalog) == "What is TabNet2?"
+
+
+# -- the pipeline, with a chat model ----------------------------------------------------------
+
+
+def test_llm_answer_is_stripped_renumbered_and_streamed_as_shown() -> None:
+    model = FakeChatModel(deque([("GradSurg improves average accuracy by 4.2% on NYUv2 [3]. It is cited twice [3, 9]. "
+                                 "Projection fails on 12 of 20 benchmarks [2].")]))
+    pipe, _ = pipeline(answerer=LLMAnswerer(model, context_tokens=2000))
+    streamed: list[str] = []
+    answer = pipe.answer("Summarise the findings on gradient projection in multi-task learning", k=3, on_token=streamed.append)
+    assert answer.mode == "llm" and 9 in answer.removed_citations
+    assert "".join(streamed) == answer.text  # what streamed is what the answer shows
+    numbers = [c.n for c in answer.citations]
+    assert numbers == list(range(1, len(numbers) + 1)) and re.search(r"\[(\d+)", answer.text).group(1) == "1"
+    assert all(answer.sources[c.n - 1].paper.id == c.paper.id for c in answer.citations)
+    assert "[3]" in answer.raw_text  # the model's own numbering is kept apart
+
+
+def test_llm_sentinel_abstains_without_showing_the_sentinel() -> None:
+    model = FakeChatModel(deque([ABSTAIN_SENTINEL]))
+    pipe, _ = pipeline(answerer=LLMAnswerer(model, context_tokens=2000))
+    streamed: list[str] = []
+    answer = pipe.answer("Summarise the findings on gradient projection in multi-task learning", on_token=streamed.append)
+    assert answer.abstained and answer.citations == [] and ABSTAIN_SENTINEL not in "".join(streamed)
+
+
+def test_llm_empty_reply_is_an_error_not_an_empty_answer() -> None:
+    model = FakeChatModel(deque(["   "]))
+    pipe, _ = pipeline(answerer=LLMAnswerer(model, context_tokens=2000))
+    with pytest.raises(LLMError, match="empty"):
+        pipe.answer("Summarise the findings on gradient projection in multi-task learning")
+
+
+def test_llm_condenses_follow_ups() -> None:
+    model = FakeChatModel(deque(["GradSurg improves average accuracy by 4.2% on NYUv2 [1].",
+                                 "How much does GradSurg reduce training time?",
+                                 "GradSurg reduces training time by 1.5x [1]."]))
+    pipe, retriever = pipeline(answerer=LLMAnswerer(model, context_tokens=2000))
+    session = ChatSession(pipe, retriever.catalog, model)
+    session.ask("By how much does GradSurg improve average accuracy?")
+    second = session.ask("How much does it reduce training time?")
+    assert second.query == "How much does GradSurg reduce training time?"
+    assert "By how much does GradSurg improve average accuracy?" in model.requests[1][0]["content"]
+    assert second.citations and second.citations[0].paper.id == "p1"
+
+
+def test_sources_share_the_token_budget_fairly() -> None:
+    huge = Paper(id="big", title="Huge", abstract="GradSurg " + "word " * 400_000)
+    small = corpus()[0]
+    answerer = LLMAnswerer(FakeChatModel(), context_tokens=1200)
+    start = time.perf_counter()
+    block = answerer.sources_block([Hit(huge, 1.0), Hit(small, 1.0)])
+    assert time.perf_counter() - start < 2.0
+    from rag.chunk import count_tokens
+
+    assert count_tokens(block) <= 1200 and small.abstract in block and '<source id="2">' in block
+
+
+def test_a_namesake_of_another_kind_does_not_introduce_the_name() -> None:
+    agent = ("We introduce ADAM, an embodied causal agent in open-world environments.", "ADAM: An Embodied Causal Agent")
+    optimizer = ("We propose AdamW2, an optimizer that decouples weight decay.", "AdamW2: Decoupled Decay")
+    adam = parse("Which paper proposed the Adam optimizer?")
+    assert not adam.introduced_in(*agent) and not adam.introduced_in(*optimizer)
+    assert parse("Which paper introduced the ADAM agent?").introduced_in(*agent)
+    assert parse("Which paper introduced the Cybench benchmark?").introduced_in(
+        "We introduce Cybench, a framework for evaluating agents.", "Cybench: A Framework")
+
+
+def test_names_only_quoted_as_examples_do_not_answer() -> None:
+    papers = corpus() + [Paper(id="p5", title="Editing Multi-Hop Knowledge", venue="ICML", year=2025, abstract=(
+        "Knowledge editing works when targets are simple and direct (e.g., ``what club does Lionel Messi currently "
+        "play for?''). We show that multi-hop edits fail on 40% of chains."))]
+    pipe, _ = pipeline(papers)
+    answer = pipe.answer("What club does Lionel Messi currently play for?")
+    assert answer.abstained and "only in examples" in answer.reason
+
+
+def test_numeric_questions_want_the_unit_they_ask_for() -> None:
+    from rag.question import wanted_unit
+
+    assert wanted_unit("What is the price of a Tesla Cybertruck?").search("costs $60,000")  # type: ignore[union-attr]
+    assert not wanted_unit("What is the price of a Tesla Cybertruck?").search("phase 3 trial")  # type: ignore[union-attr]
+    assert not wanted_unit("How long does the vaccine protect?").search("a phase 3 trial")  # type: ignore[union-attr]
+    assert wanted_unit("By how much does GradSurg improve accuracy?") is None
+    pipe, _ = pipeline()
+    assert pipe.answer("How long does GradSurg take to train on NYUv2?").abstained  # it states a factor, not a time
+
+
+def test_common_words_name_a_paper_only_as_written_in_capitals() -> None:
+    papers = corpus() + [Paper(id="g", title="GETS: Ensemble Temperature Scaling", abstract="The model gets better.")]
+    catalog = Catalog.of(papers)
+    assert catalog.papers_named_in("Was GETS an oral?") == ["g"]
+    assert catalog.papers_named_in("What gets better with scale?") == []
+    assert catalog.papers_named_in("Who wrote gradsurg?") == ["p1"]  # a coined name: any case
+
+
+def test_the_attribute_asked_for_must_be_stated() -> None:
+    q = parse("What is the recommended dose of the TabNet2 model?", Catalog.of(corpus()))
+    assert q.attribute == "recommended dose" and parse("What is the main idea of TabNet2?").attribute == ""
+    pipe, _ = pipeline()
+    assert pipe.answer("What is the recommended dose of the TabNet2 model?").abstained
+    assert not pipe.answer("What is the accuracy of TabNet2 on the Adult dataset?").abstained
