@@ -106,8 +106,18 @@ def load_items(path: Path, catalog: Catalog) -> tuple[list[Item], list[InputErro
             if answerable and not gold and not record.get("answer_contains"):
                 raise ValueError("an answerable item needs gold papers or answer_contains")
             history = _strings(record, "history")
-            items.append(Item(item_id, question.strip(), number, history, gold, _strings(record, "answer_contains"),
-                              answerable, str(record.get("kind", ""))))
+            items.append(
+                Item(
+                    item_id,
+                    question.strip(),
+                    number,
+                    history,
+                    gold,
+                    _strings(record, "answer_contains"),
+                    answerable,
+                    str(record.get("kind", "")),
+                )
+            )
             seen.add(item_id)
         except json.JSONDecodeError as err:
             errors.append(InputError(str(path), f"invalid JSON ({err.msg})", number))

@@ -113,7 +113,11 @@ def by_kind(results: Sequence[dict], kinds: Sequence[str]) -> dict[str, dict[str
     for kind in kinds:
         rows = [r for r in results if (r.get("kind") or "-") == kind and r.get("answer") is not None]
         facts = [bool(r["fact_hit"]) for r in rows if r.get("fact_hit") is not None]
-        recall = [citation_recall([c[0] for c in r["cited"]], r["gold_ids"]) for r in rows if r["answerable"] and r["gold_ids"]]
+        recall = [
+            citation_recall([c[0] for c in r["cited"]], r["gold_ids"])
+            for r in rows
+            if r["answerable"] and r["gold_ids"]
+        ]
         table[kind] = {
             "items": float(len(rows)),
             "fact_hit_rate": rate(facts),

@@ -8,27 +8,53 @@ import hashlib
 import json
 import math
 import subprocess
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import rag
 
-HEADLINE = ["recall@5", "recall@10", "mrr", "ndcg@10", "fact_hit_rate", "citation_precision", "citation_recall",
-            "abstention_precision", "abstention_recall", "abstention_accuracy", "unanswerable_abstention_rate",
-            "false_abstention_rate", "unsupported_claim_rate",
-            "prompt_tokens_mean", "completion_tokens_mean", "cost_usd_per_question",
-            "retrieve_ms_p50", "retrieve_ms_p95", "generate_ms_p50", "generate_ms_p95", "check_ms_p50", "check_ms_p95",
-            "total_ms_p50", "total_ms_p95"]
+HEADLINE = [
+    "recall@5",
+    "recall@10",
+    "mrr",
+    "ndcg@10",
+    "fact_hit_rate",
+    "citation_precision",
+    "citation_recall",
+    "abstention_precision",
+    "abstention_recall",
+    "abstention_accuracy",
+    "unanswerable_abstention_rate",
+    "false_abstention_rate",
+    "unsupported_claim_rate",
+    "prompt_tokens_mean",
+    "completion_tokens_mean",
+    "cost_usd_per_question",
+    "retrieve_ms_p50",
+    "retrieve_ms_p95",
+    "generate_ms_p50",
+    "generate_ms_p95",
+    "check_ms_p50",
+    "check_ms_p95",
+    "total_ms_p50",
+    "total_ms_p95",
+]
 CHART = ["recall@5", "mrr", "ndcg@10", "fact_hit_rate", "citation_precision", "citation_recall", "abstention_accuracy"]
 
 
 def code_version() -> str:
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=rag.PROJECT_ROOT, capture_output=True,
-                                text=True, timeout=5).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=rag.PROJECT_ROOT,
-                               capture_output=True, text=True, timeout=5).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=rag.PROJECT_ROOT, capture_output=True, text=True, timeout=5
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=rag.PROJECT_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        ).stdout.strip()
         if commit:
             return f"{rag.__version__} ({commit}{'+changes' if dirty else ''})"
     except (OSError, subprocess.SubprocessError):
@@ -48,8 +74,10 @@ def _fmt(value: float, spread: float, key: str) -> str:
 
 def public(dataset: Path, configs: dict[str, Any]) -> dict[str, Any]:
     """The `--json` summary: settings and metrics per configuration (no per-item rows)."""
-    return {"dataset": str(dataset),
-            "configs": {name: {"settings": c["settings"], "metrics": c["metrics"]} for name, c in configs.items()}}
+    return {
+        "dataset": str(dataset),
+        "configs": {name: {"settings": c["settings"], "metrics": c["metrics"]} for name, c in configs.items()},
+    }
 
 
 def markdown(dataset: Path, configs: dict[str, Any], errors: list[str], repeat: int) -> str:
@@ -60,9 +88,10 @@ def markdown(dataset: Path, configs: dict[str, Any], errors: list[str], repeat: 
         f"# Evaluation: {dataset.name}",
         "",
         f"- dataset: `{dataset}` (sha256 {digest}, {int(first['metrics']['items'])} items"
-        + (f", {len(errors)} skipped" if errors else "") + ")",
+        + (f", {len(errors)} skipped" if errors else "")
+        + ")",
         f"- index: `{first['fingerprint']}`, {first['papers']} papers",
-        f"- code: {code_version()}; run {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}; repeats: {repeat}",
+        f"- code: {code_version()}; run {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}; repeats: {repeat}",
         "",
         "| metric | " + " | ".join(names) + " |",
         "|---|" + "---|" * len(names),
@@ -71,26 +100,48 @@ def markdown(dataset: Path, configs: dict[str, Any], errors: list[str], repeat: 
     for key in HEADLINE:
         if not any(key in configs[n]["metrics"] for n in names):
             continue
-        cells = [_fmt(configs[n]["metrics"].get(key, float("nan")), configs[n]["spread"].get(key, 0.0), key) for n in names]
+        cells = [
+            _fmt(configs[n]["metrics"].get(key, float("nan")), configs[n]["spread"].get(key, 0.0), key) for n in names
+        ]
         lines.append(f"| {key} | " + " | ".join(cells) + " |")
     judged = [n for n in names if "llm_judge_correct" in configs[n]["metrics"]]
     if judged:
-        lines += ["", "## LLM judge (not deterministic; kept apart from the metrics above)", "",
-                  "| config | llm_judge_correct |", "|---|---|"]
-        lines += [f"| {n} | {_fmt(configs[n]['metrics']['llm_judge_correct'], configs[n]['spread'].get('llm_judge_correct', 0), 'x')} |" for n in judged]
+        lines += [
+            "",
+            "## LLM judge (not deterministic; kept apart from the metrics above)",
+            "",
+            "| config | llm_judge_correct |",
+            "|---|---|",
+        ]
+        lines += [
+            f"| {n} | {_fmt(m['llm_judge_correct'], s.get('llm_judge_correct', 0), 'x')} |"
+            for n in judged
+            for m, s in [(configs[n]["metrics"], configs[n]["spread"])]
+        ]
     lines += ["", "## Settings", ""]
     for name in names:
         overrides = ", ".join(f"{k}={v}" for k, v in configs[name]["overrides"].items()) or "current settings"
         s = configs[name]["settings"]
-        lines.append(f"- **{name}**: {overrides} (mode={s['mode']}, k={s['k']}, answerer={s['answerer']}, "
-                     f"embedder={s['embedder']}, rrf_k={s['rrf_k']}, chunk_tokens={s['chunk_tokens']})")
-    lines += ["", f"## Recall@5 by kind of question ({names[0]} and the others)", "",
-              "| kind | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+        lines.append(
+            f"- **{name}**: {overrides} (mode={s['mode']}, k={s['k']}, answerer={s['answerer']}, "
+            f"embedder={s['embedder']}, rrf_k={s['rrf_k']}, chunk_tokens={s['chunk_tokens']})"
+        )
+    lines += [
+        "",
+        f"## Recall@5 by kind of question ({names[0]} and the others)",
+        "",
+        "| kind | " + " | ".join(names) + " |",
+        "|---|" + "---|" * len(names),
+    ]
     kinds = sorted({r["kind"] or "-" for r in first["results"][0]})
     for kind in kinds:
         cells = []
         for name in names:
-            rows = [r for r in configs[name]["results"][0] if (r["kind"] or "-") == kind and r["answerable"] and r["gold_ids"]]
+            rows = [
+                r
+                for r in configs[name]["results"][0]
+                if (r["kind"] or "-") == kind and r["answerable"] and r["gold_ids"]
+            ]
             hits = [len(set(r["retrieved"][:5]) & set(r["gold_ids"])) / len(r["gold_ids"]) for r in rows]
             cells.append(f"{sum(hits) / len(hits):.2f} (n={len(rows)})" if rows else "–")
         lines.append(f"| {kind} | " + " | ".join(cells) + " |")
@@ -98,21 +149,39 @@ def markdown(dataset: Path, configs: dict[str, Any], errors: list[str], repeat: 
     if answered:
         from eval.metrics import by_kind
 
-        lines += ["", f"## Answers by kind of question ({names[0]})", "",
-                  "abstained: share of the kind's items that abstained (wanted for unanswerable kinds, false abstention for the others)",
-                  "", "| kind | items | fact hit | citation recall | abstained |", "|---|---|---|---|---|"]
+        lines += [
+            "",
+            f"## Answers by kind of question ({names[0]})",
+            "",
+            "abstained: share of the kind's items that abstained "
+            "(wanted for unanswerable kinds, false abstention for the others)",
+            "",
+            "| kind | items | fact hit | citation recall | abstained |",
+            "|---|---|---|---|---|",
+        ]
         for kind, row in by_kind(answered, kinds).items():
             if not row["items"]:
                 continue
             cells = [_fmt(row[k], 0.0, k) for k in ("fact_hit_rate", "citation_recall", "abstained")]
-            lines.append(f"| {kind}{'' if row['answerable'] else ' (unanswerable)'} | {int(row['items'])} | " + " | ".join(cells) + " |")
-    misses = [r for r in first["results"][0] if r["answerable"] and r["gold_ids"] and not set(r["retrieved"][:5]) & set(r["gold_ids"])]
+            lines.append(
+                f"| {kind}{'' if row['answerable'] else ' (unanswerable)'} | {int(row['items'])} | "
+                + " | ".join(cells)
+                + " |"
+            )
+    misses = [
+        r
+        for r in first["results"][0]
+        if r["answerable"] and r["gold_ids"] and not set(r["retrieved"][:5]) & set(r["gold_ids"])
+    ]
     wrong_abstain = [r for r in first["results"][0] if r["abstained"] is not None and r["abstained"] == r["answerable"]]
     if misses or wrong_abstain:
         lines += ["", f"## Where {names[0]} went wrong", ""]
         lines += [f"- retrieval miss `{r['id']}`: {r['question']}" for r in misses[:15]]
-        lines += [f"- {'abstained on answerable' if r['answerable'] else 'answered unanswerable'} `{r['id']}`: {r['question']}"
-                  for r in wrong_abstain[:15]]
+        lines += [
+            f"- {'abstained on answerable' if r['answerable'] else 'answered unanswerable'} "
+            f"`{r['id']}`: {r['question']}"
+            for r in wrong_abstain[:15]
+        ]
     if errors:
         lines += ["", "## Skipped items", ""] + [f"- {e}" for e in errors]
     lines += ["", "Charts: `metrics.png` (metrics per configuration), `latency.png` (time per question).", ""]
@@ -132,8 +201,13 @@ def charts(configs: dict[str, Any], out: Path) -> list[Path]:
     for i, name in enumerate(names):
         values = [configs[name]["metrics"].get(k, float("nan")) for k in keys]
         errors = [configs[name]["spread"].get(k, 0.0) for k in keys]
-        ax.bar([x + i * width for x in range(len(keys))], [0 if math.isnan(v) else v for v in values], width,
-               yerr=errors, label=name)
+        ax.bar(
+            [x + i * width for x in range(len(keys))],
+            [0 if math.isnan(v) else v for v in values],
+            width,
+            yerr=errors,
+            label=name,
+        )
     ax.set_xticks([x + width * (len(names) - 1) / 2 for x in range(len(keys))], keys, rotation=30, ha="right")
     ax.set_ylim(0, 1.05)
     ax.set_title("Metrics per configuration")
@@ -158,8 +232,14 @@ def charts(configs: dict[str, Any], out: Path) -> list[Path]:
 def write(dataset: Path, configs: dict[str, Any], errors: list[str], repeat: int, out: Path) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     results = out / "results.json"
-    results.write_text(json.dumps({"dataset": str(dataset), "code": code_version(), "repeat": repeat, "skipped": errors,
-                                   "configs": configs}, ensure_ascii=False, indent=1, default=str))
+    results.write_text(
+        json.dumps(
+            {"dataset": str(dataset), "code": code_version(), "repeat": repeat, "skipped": errors, "configs": configs},
+            ensure_ascii=False,
+            indent=1,
+            default=str,
+        )
+    )
     report = out / "report.md"
     report.write_text(markdown(dataset, configs, errors, repeat), encoding="utf-8")
     png = charts(configs, out)

@@ -56,7 +56,9 @@ def parse_config(spec: str) -> Config:
             key, _, value = pair.partition("=")
             overrides[key.strip()] = json.loads(value) if _is_json(value) else value.strip()
         return Config(name, overrides)
-    raise InputError("--config", f"unknown configuration {spec!r}: use one of {', '.join(PRESETS)}, a .json file, or NAME:key=value")
+    raise InputError(
+        "--config", f"unknown configuration {spec!r}: use one of {', '.join(PRESETS)}, a .json file, or NAME:key=value"
+    )
 
 
 def _is_json(value: str) -> bool:
@@ -82,9 +84,21 @@ class Judge:
 
         found = [self.catalog.get(pid) for pid in item.gold_ids] if self.catalog else []
         abstracts = "\n".join(p.abstract[:800] for p in found if p is not None)
-        reply = self.model.complete([{"role": "user", "content": self.prompt.render(
-            question=item.question, expected="; ".join(item.answer_contains) or "(none given)",
-            abstracts=abstracts or "(none)", answer=answer)}], Usage(), max_tokens=5)
+        reply = self.model.complete(
+            [
+                {
+                    "role": "user",
+                    "content": self.prompt.render(
+                        question=item.question,
+                        expected="; ".join(item.answer_contains) or "(none given)",
+                        abstracts=abstracts or "(none)",
+                        answer=answer,
+                    ),
+                }
+            ],
+            Usage(),
+            max_tokens=5,
+        )
         return "INCORRECT" not in reply.upper() and "CORRECT" in reply.upper()
 
 
@@ -92,22 +106,34 @@ def run_item(app: App, item: Item, retrieval_only: bool, judge: Judge | None) ->
     session = app.chat()
     for earlier in item.history:
         session.ask(earlier)
-    result: dict[str, Any] = {"id": item.id, "kind": item.kind, "question": item.question, "answerable": item.answerable,
-                              "gold_ids": item.gold_ids}
+    result: dict[str, Any] = {
+        "id": item.id,
+        "kind": item.kind,
+        "question": item.question,
+        "answerable": item.answerable,
+        "gold_ids": item.gold_ids,
+    }
     start = time.perf_counter()
     if retrieval_only:
         from rag.chatmodel import Usage
 
         query = session.condense(item.question, Usage())
-        result.update(query=query, answer=None, abstained=None, cited=[], claims=0, unsupported=0, timings_ms={}, usage={})
+        result.update(
+            query=query, answer=None, abstained=None, cited=[], claims=0, unsupported=0, timings_ms={}, usage={}
+        )
     else:
         answer = session.ask(item.question)
         query = answer.query
         result.update(
-            query=query, answer=answer.text, abstained=answer.abstained,
-            cited=[[c.paper.id, c.supported] for c in answer.citations], claims=len(answer.claims),
-            unsupported=sum(1 for c in answer.claims if not c.supported), removed=len(answer.removed_citations),
-            timings_ms=dict(answer.timings_ms), usage=dict(answer.usage),
+            query=query,
+            answer=answer.text,
+            abstained=answer.abstained,
+            cited=[[c.paper.id, c.supported] for c in answer.citations],
+            claims=len(answer.claims),
+            unsupported=sum(1 for c in answer.claims if not c.supported),
+            removed=len(answer.removed_citations),
+            timings_ms=dict(answer.timings_ms),
+            usage=dict(answer.usage),
         )
     searched = time.perf_counter()
     result["retrieved"] = [h.paper.id for h in app.search(query, k=10).hits]
@@ -116,8 +142,11 @@ def run_item(app: App, item: Item, retrieval_only: bool, judge: Judge | None) ->
         result["timings_ms"]["total"] = (time.perf_counter() - start) * 1000
     else:
         result["timings_ms"]["total"] = (searched - start) * 1000
-    result["fact_hit"] = (m.fact_hit(result["answer"], item.answer_contains)
-                          if result["answer"] is not None and item.answer_contains and item.answerable else None)
+    result["fact_hit"] = (
+        m.fact_hit(result["answer"], item.answer_contains)
+        if result["answer"] is not None and item.answer_contains and item.answerable
+        else None
+    )
     result["judge_correct"] = judge.correct(item, result["answer"]) if judge and result["answer"] is not None else None
     return result
 
@@ -136,10 +165,17 @@ def aggregate(results: list[dict[str, Any]], settings: Settings) -> dict[str, fl
         facts = [r["fact_hit"] for r in answered if r["fact_hit"] is not None]
         cites = [(pid, ok, r["gold_ids"]) for r in answered for pid, ok in r["cited"]]
         out["fact_hit_rate"] = m.mean(1.0 if f else 0.0 for f in facts) if facts else float("nan")
-        out["citation_precision"] = (sum(1 for pid, ok, gold in cites if pid in gold or ok) / len(cites)) if cites else float("nan")
-        out["citation_recall"] = m.nanmean(m.citation_recall([c[0] for c in r["cited"]], r["gold_ids"])
-                                           for r in answered if r["answerable"] and r["gold_ids"])
-        out.update(m.abstention_scores([bool(r["abstained"]) for r in answered], [not r["answerable"] for r in answered]))
+        out["citation_precision"] = (
+            (sum(1 for pid, ok, gold in cites if pid in gold or ok) / len(cites)) if cites else float("nan")
+        )
+        out["citation_recall"] = m.nanmean(
+            m.citation_recall([c[0] for c in r["cited"]], r["gold_ids"])
+            for r in answered
+            if r["answerable"] and r["gold_ids"]
+        )
+        out.update(
+            m.abstention_scores([bool(r["abstained"]) for r in answered], [not r["answerable"] for r in answered])
+        )
         out["false_abstention_rate"] = m.rate([bool(r["abstained"]) for r in answered if r["answerable"]])
         out["unanswerable_abstention_rate"] = m.rate([bool(r["abstained"]) for r in answered if not r["answerable"]])
         claims = sum(r["claims"] for r in answered)
@@ -149,7 +185,8 @@ def aggregate(results: list[dict[str, Any]], settings: Settings) -> dict[str, fl
         out["prompt_tokens_mean"] = m.mean(prompt)
         out["completion_tokens_mean"] = m.mean(completion)
         out["cost_usd_per_question"] = m.mean(
-            m.cost_usd(p, c, settings.price_prompt_per_mtok, settings.price_completion_per_mtok) for p, c in zip(prompt, completion)
+            m.cost_usd(p, c, settings.price_prompt_per_mtok, settings.price_completion_per_mtok)
+            for p, c in zip(prompt, completion)
         )
         judged = [r["judge_correct"] for r in answered if r["judge_correct"] is not None]
         if judged:
@@ -170,8 +207,15 @@ def summarise(runs: list[dict[str, float]]) -> tuple[dict[str, float], dict[str,
     return mean, spread
 
 
-def run(configs: list[Config], items: list[Item], base: Settings, repeat: int = 1, retrieval_only: bool = False,
-        judge: bool = False, progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+def run(
+    configs: list[Config],
+    items: list[Item],
+    base: Settings,
+    repeat: int = 1,
+    retrieval_only: bool = False,
+    judge: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for config in configs:
         settings = config.settings(base)

@@ -52,15 +52,31 @@ from rag.text import format_authors
 from rag.types import Answer, Claim, Hit, Paper
 
 OnToken = Callable[[str], None]
-__all__ = ["ABSTAIN_SENTINEL", "ABSTAIN_TEXT", "NO_MATCH_TEXT", "AnswerPipeline", "Answerer", "ExtractiveAnswerer",
-           "LLMAnswerer", "OnToken", "Verifier"]
+__all__ = [
+    "ABSTAIN_SENTINEL",
+    "ABSTAIN_TEXT",
+    "NO_MATCH_TEXT",
+    "AnswerPipeline",
+    "Answerer",
+    "ExtractiveAnswerer",
+    "LLMAnswerer",
+    "OnToken",
+    "Verifier",
+]
 
 
 class Answerer(Protocol):
     mode: str
 
-    def generate(self, question: Question, hits: list[Hit], scored: list[Scored], gate: Gate, usage: Usage,
-                 on_token: OnToken | None) -> Draft:
+    def generate(
+        self,
+        question: Question,
+        hits: list[Hit],
+        scored: list[Scored],
+        gate: Gate,
+        usage: Usage,
+        on_token: OnToken | None,
+    ) -> Draft:
         """A draft answer. An answerer that streams calls `on_token` itself with the final
         numbering and sets `Draft.kind` to "streamed"; otherwise the pipeline streams the result."""
         ...
@@ -69,7 +85,9 @@ class Answerer(Protocol):
 class LLMAnswerer:
     mode = "llm"
 
-    def __init__(self, model: ChatModel, context_tokens: int, max_sentences: int = 6, min_source_tokens: int = 120) -> None:
+    def __init__(
+        self, model: ChatModel, context_tokens: int, max_sentences: int = 6, min_source_tokens: int = 120
+    ) -> None:
         self.model = model
         self.context_tokens = context_tokens
         self.max_sentences = max_sentences
@@ -87,7 +105,10 @@ class LLMAnswerer:
         for n, hit in enumerate(hits, start=1):
             p = hit.paper
             authors = format_authors(p.authors, p.authors_truncated, 12) or "unknown"
-            heads.append(f'<source id="{n}">\nTitle: {name_of(p)}\nAuthors: {authors}\nVenue: {p.venue} {p.year or ""}\nAbstract: ')
+            heads.append(
+                f'<source id="{n}">\nTitle: {name_of(p)}\nAuthors: {authors}\n'
+                f"Venue: {p.venue} {p.year or ''}\nAbstract: "
+            )
             bodies.append(re.sub(r"</?\s*source", "‹source", p.abstract[:MAX_SOURCE_CHARS], flags=re.I))
         enc = encoding()
         tokens = [enc.encode(b, disallowed_special=()) for b in bodies]
@@ -103,12 +124,22 @@ class LLMAnswerer:
 
     def messages(self, question: str, hits: list[Hit]) -> list[Message]:
         return [
-            {"role": "system", "content": self.system.render(abstain_sentinel=ABSTAIN_SENTINEL, max_sentences=self.max_sentences)},
+            {
+                "role": "system",
+                "content": self.system.render(abstain_sentinel=ABSTAIN_SENTINEL, max_sentences=self.max_sentences),
+            },
             {"role": "user", "content": self.user.render(sources=self.sources_block(hits), question=question)},
         ]
 
-    def generate(self, question: Question, hits: list[Hit], scored: list[Scored], gate: Gate, usage: Usage,
-                 on_token: OnToken | None) -> Draft:
+    def generate(
+        self,
+        question: Question,
+        hits: list[Hit],
+        scored: list[Scored],
+        gate: Gate,
+        usage: Usage,
+        on_token: OnToken | None,
+    ) -> Draft:
         pieces: list[str] = []
         live = StreamRenumberer(set(range(1, len(hits) + 1)))
         emitted, opening = False, ""
@@ -170,9 +201,17 @@ def merge_filters(explicit: Filters, read: Filters) -> Filters:
 
 
 class AnswerPipeline:
-    def __init__(self, retriever: Retriever, answerer: Answerer, checker: SupportChecker, k: int = 5,
-                 max_question_chars: int = 2000, verifier: Verifier | None = None,
-                 catalog: Callable[[], Catalog | None] | None = None, min_similarity: float = 0.35) -> None:
+    def __init__(
+        self,
+        retriever: Retriever,
+        answerer: Answerer,
+        checker: SupportChecker,
+        k: int = 5,
+        max_question_chars: int = 2000,
+        verifier: Verifier | None = None,
+        catalog: Callable[[], Catalog | None] | None = None,
+        min_similarity: float = 0.35,
+    ) -> None:
         self.retriever = retriever
         self.answerer = answerer
         self.checker = checker
@@ -189,15 +228,23 @@ class AnswerPipeline:
             raise QuestionError("the question is empty")
         if len(question) > self.max_question_chars:
             raise QuestionError(
-                f"the question is {len(question)} characters long; the limit is {self.max_question_chars} (RAG_MAX_QUESTION_CHARS)"
+                f"the question is {len(question)} characters long; "
+                f"the limit is {self.max_question_chars} (RAG_MAX_QUESTION_CHARS)"
             )
         return question
 
     def read(self, question: str) -> Question:
         return parse(question, self.catalog())
 
-    def answer(self, question: str, query: str | None = None, filters: Filters = Filters(), k: int | None = None,
-               on_token: OnToken | None = None, context: Sequence[Paper] = ()) -> Answer:
+    def answer(
+        self,
+        question: str,
+        query: str | None = None,
+        filters: Filters = Filters(),
+        k: int | None = None,
+        on_token: OnToken | None = None,
+        context: Sequence[Paper] = (),
+    ) -> Answer:
         """Answer `question`. `query` is what retrieval sees (a condensed follow-up); `context`
         the papers the conversation was last about (for "Who are its authors?")."""
         question = self.validate(question)
@@ -209,11 +256,24 @@ class AnswerPipeline:
         catalog = self.catalog()
         q = parse(question, catalog)
         filters = merge_filters(filters, q.filters)
-        result = Answer(question=question, query=query, text="", mode=self.answerer.mode, abstained=False,
-                        kind=q.kind.value, filters=filters.public())
+        result = Answer(
+            question=question,
+            query=query,
+            text="",
+            mode=self.answerer.mode,
+            abstained=False,
+            kind=q.kind.value,
+            filters=filters.public(),
+        )
         if q.kind.catalogue and catalog is not None:
-            catalogued = self.catalogue.answer(q, catalog, filters, list(context), lambda text, f: self._locate(text, f, k),
-                                               lambda text, paper: self.checker.best_sentence(text, paper)[0])
+            catalogued = self.catalogue.answer(
+                q,
+                catalog,
+                filters,
+                list(context),
+                lambda text, f: self._locate(text, f, k),
+                lambda text, paper: self.checker.best_sentence(text, paper)[0],
+            )
             if catalogued is not None:
                 timings["retrieve"] = (time.perf_counter() - start) * 1000
                 return self._finish_catalogue(result, catalogued, timings, usage, on_token)
@@ -236,8 +296,9 @@ class AnswerPipeline:
         start = time.perf_counter()
         result.raw_text = draft.text
         if ABSTAIN_SENTINEL in draft.text:
-            self._abstain(result, hits, Gate(False, "the LLM found no answer in the sources", gate.best_similarity), q,
-                          on_token)
+            self._abstain(
+                result, hits, Gate(False, "the LLM found no answer in the sources", gate.best_similarity), q, on_token
+            )
         else:
             self._finish(result, draft, q, hits, scored, usage, on_token)
         timings["check"] = (time.perf_counter() - start) * 1000
@@ -263,16 +324,28 @@ class AnswerPipeline:
         related = [hits[n - 1].paper for n in gate.related if 1 <= n <= len(hits)]
         if related:
             subject = (q.subject_names or [q.subject])[0]
-            text += (f"\n\nRelated, not answering (they mention {subject} but do not "
-                     f"{'introduce' if q.introduce else 'define'} it): " + "; ".join(f"**{name_of(p)}**" for p in related) + ".")
+            text += (
+                f"\n\nRelated, not answering (they mention {subject} but do not "
+                f"{'introduce' if q.introduce else 'define'} it): "
+                + "; ".join(f"**{name_of(p)}**" for p in related)
+                + "."
+            )
         result.text, result.abstained, result.related, result.reason = text, True, related, gate.reason
         result.raw_text = result.raw_text or text
         result.citations, result.claims = [], []
         if on_token:
             on_token(text)
 
-    def _finish(self, result: Answer, draft: Draft, q: Question, hits: list[Hit], scored: list[Scored], usage: Usage,
-                on_token: OnToken | None) -> None:
+    def _finish(
+        self,
+        result: Answer,
+        draft: Draft,
+        q: Question,
+        hits: list[Hit],
+        scored: list[Scored],
+        usage: Usage,
+        on_token: OnToken | None,
+    ) -> None:
         removed: list[int] = []
         if draft.claims:
             text, claims = draft.text, draft.claims
@@ -300,8 +373,9 @@ class AnswerPipeline:
                 self.verifier.verify(claim, usage)
         result.citations = citations_for(result.claims, result.sources)
 
-    def _finish_catalogue(self, result: Answer, draft: CatalogueDraft, timings: dict[str, float], usage: Usage,
-                          on_token: OnToken | None) -> Answer:
+    def _finish_catalogue(
+        self, result: Answer, draft: CatalogueDraft, timings: dict[str, float], usage: Usage, on_token: OnToken | None
+    ) -> Answer:
         start = time.perf_counter()
         result.mode = "catalogue"
         hits = draft.hits()

@@ -5,20 +5,20 @@ from __future__ import annotations
 
 import functools
 import logging
-from itertools import islice
 import os
 import shutil
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rag.answer import AnswerPipeline, Answerer, ExtractiveAnswerer, LLMAnswerer, Verifier
+from rag.answer import Answerer, AnswerPipeline, ExtractiveAnswerer, LLMAnswerer, Verifier
 from rag.catalog import Filters
 from rag.chat import ChatSession
 from rag.chunk import Chunker
 from rag.cite import SupportChecker
-from rag.embed import EmbedPool, Embedder, HashEmbedder, LocalEmbedder
+from rag.embed import Embedder, EmbedPool, HashEmbedder, LocalEmbedder
 from rag.errors import NothingReadError
 from rag.index import Index
 from rag.ingest import Ingester, IngestReport
@@ -83,8 +83,12 @@ class App:
     @cached_property
     def store(self) -> ChromaStore:
         s = self.settings
-        return ChromaStore(fingerprint(self.embedder, self.chunker),
-                           path=None if s.chroma_host else Path(s.home) / "chroma", host=s.chroma_host, port=s.chroma_port)
+        return ChromaStore(
+            fingerprint(self.embedder, self.chunker),
+            path=None if s.chroma_host else Path(s.home) / "chroma",
+            host=s.chroma_host,
+            port=s.chroma_port,
+        )
 
     @cached_property
     def index(self) -> Index:
@@ -95,7 +99,7 @@ class App:
         return Retriever(self.index, self.settings.candidates, self.settings.rrf_k, Mode(self.settings.mode))
 
     @cached_property
-    def chat_model(self) -> "ChatModel | None":
+    def chat_model(self) -> ChatModel | None:
         if self.settings.answer_mode != "llm":
             return None
         from rag.llm import OpenAIChat
@@ -109,8 +113,15 @@ class App:
         answerer: Answerer = LLMAnswerer(model, s.context_tokens) if model else ExtractiveAnswerer()
         verifier = Verifier(model) if model and s.llm_verify else None
         checker = SupportChecker(self.embedder, s.support_threshold)
-        return AnswerPipeline(self.retriever, answerer, checker, s.k, s.max_question_chars, verifier,
-                              catalog=lambda: self.index.load().catalog)
+        return AnswerPipeline(
+            self.retriever,
+            answerer,
+            checker,
+            s.k,
+            s.max_question_chars,
+            verifier,
+            catalog=lambda: self.index.load().catalog,
+        )
 
     def chat(self) -> ChatSession:
         """A new conversation (one per terminal session or browser tab)."""
@@ -131,8 +142,13 @@ class App:
         factory = functools.partial(build_embedder, self.settings, threads)
         return EmbedPool(self.embedder, factory, workers)
 
-    def ingest(self, paths: list[Path], options: ReadOptions = ReadOptions(), progress: bool | None = None,
-               workers: int | None = None) -> IngestReport:
+    def ingest(
+        self,
+        paths: list[Path],
+        options: ReadOptions = ReadOptions(),
+        progress: bool | None = None,
+        workers: int | None = None,
+    ) -> IngestReport:
         reading = Reading(paths, options)
         total = estimate_papers([p for p in paths])
         if total and options.shard:
@@ -169,8 +185,9 @@ class App:
         self.index.compact()
 
     # -- reading ----------------------------------------------------------------------------
-    def search(self, query: str, k: int | None = None, filters: Filters = Filters(),
-               mode: Mode | str | None = None) -> SearchResult:
+    def search(
+        self, query: str, k: int | None = None, filters: Filters = Filters(), mode: Mode | str | None = None
+    ) -> SearchResult:
         return self.retriever.search(query, k or self.settings.k, filters, mode)
 
     def ask(self, question: str, filters: Filters = Filters(), k: int | None = None) -> Answer:
@@ -206,7 +223,7 @@ class App:
     # -- the map and the examples (UI facade) ---------------------------------------------------
     # Bodies written over today's store (chunk vectors read from the Chroma collection); the
     # signatures and return types are the contract.
-    def paper_vectors(self) -> "tuple[list[str], np.ndarray]":
+    def paper_vectors(self) -> tuple[list[str], np.ndarray]:
         """(paper ids, unit vectors): one row per paper with vectors in Chroma (title-only
         papers included: their vector is their title's), the normalised mean of its chunk
         vectors; ids in catalogue order."""
@@ -231,7 +248,7 @@ class App:
         matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
         return ids, matrix
 
-    def paper_map(self) -> "PaperMap":
+    def paper_map(self) -> PaperMap:
         """The 2-D map of every catalogued paper (rag.paper_map), computed once per catalogue
         generation and cached as `paper_map.npz` in the index's cache folder. A paper whose
         vectors are missing is placed by its title, embedded now (`PaperMap.embedded` False)."""
@@ -258,14 +275,15 @@ class App:
                 vectors = np.vstack([vectors, self.embedder.embed(titles)]) if ids else self.embedder.embed(titles)
             ordered = [papers[pid] for pid in ids + rest]
             embedded = np.array([True] * len(ids) + [False] * len(rest), dtype=bool)
-            built = compute_map(ids + rest, vectors, [f"{p.title}. {p.abstract}" for p in ordered], embedded,
-                                generation=generation)
+            built = compute_map(
+                ids + rest, vectors, [f"{p.title}. {p.abstract}" for p in ordered], embedded, generation=generation
+            )
             path.parent.mkdir(parents=True, exist_ok=True)
             built.save(path)
             return built
 
     @cached_property
-    def _map_lock(self) -> "threading.Lock":
+    def _map_lock(self) -> threading.Lock:
         import threading
 
         return threading.Lock()

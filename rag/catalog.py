@@ -33,7 +33,7 @@ import numpy as np
 from rag.errors import StoreError
 from rag.identity import abstract_key, copies_digest, title_head, title_key
 from rag.merge import merge_papers
-from rag.text import STOPWORDS, fold, is_coined, names_in
+from rag.text import STOPWORDS, fold, is_coined
 from rag.types import Paper
 
 log = logging.getLogger(__name__)
@@ -74,7 +74,8 @@ CREATE TABLE IF NOT EXISTS names (key TEXT NOT NULL, name TEXT NOT NULL, pno INT
 CREATE INDEX IF NOT EXISTS names_key ON names(key);
 CREATE INDEX IF NOT EXISTS names_pno ON names(pno);
 CREATE INDEX IF NOT EXISTS authors_pno ON authors(pno);
-CREATE VIRTUAL TABLE IF NOT EXISTS papers_fts USING fts5(title, label, authors, tokenize="unicode61 remove_diacritics 2");
+CREATE VIRTUAL TABLE IF NOT EXISTS papers_fts
+  USING fts5(title, label, authors, tokenize="unicode61 remove_diacritics 2");
 CREATE TABLE IF NOT EXISTS gone (pno INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS facets (field TEXT NOT NULL, value TEXT NOT NULL, n INTEGER NOT NULL,
   PRIMARY KEY (field, value)) WITHOUT ROWID;
@@ -154,8 +155,12 @@ def names_of(paper: Paper) -> set[str]:
     found: set[str] = set()
 
     def name_like(word: str) -> bool:
-        return len(word) >= 3 and " " not in word and (is_coined(word) or (word[:1].isupper() and "-" not in word)) \
+        return (
+            len(word) >= 3
+            and " " not in word
+            and (is_coined(word) or (word[:1].isupper() and "-" not in word))
             and fold(word) not in STOPWORDS
+        )
 
     if paper.label and name_like(paper.label.strip()):
         found.add(paper.label.strip())
@@ -190,17 +195,21 @@ class Catalog:
             self.db.executescript(SCHEMA)
             self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         except sqlite3.DatabaseError as err:
-            raise StoreError(f"the local catalogue {path} is damaged ({err}): delete it; it is rebuilt from Chroma") from err
+            raise StoreError(
+                f"the local catalogue {path} is damaged ({err}): delete it; it is rebuilt from Chroma"
+            ) from err
 
     @classmethod
-    def of(cls, papers: Sequence[Paper], path: Path | None = None) -> "Catalog":
+    def of(cls, papers: Sequence[Paper], path: Path | None = None) -> Catalog:
         """A catalogue holding just these papers (each its own single copy): for tests and tools
         that need catalogue operations without an index."""
         import tempfile
 
         catalog = cls(path or Path(tempfile.mkdtemp(prefix="rag-catalog-")) / "catalog.sqlite")
-        copies = [((1, "of", i), f"of|{p.id}", p.id, p.source or "of", str(i), json.dumps(p.to_dict(), ensure_ascii=False))
-                  for i, p in enumerate(papers)]
+        copies = [
+            ((1, "of", i), f"of|{p.id}", p.id, p.source or "of", str(i), json.dumps(p.to_dict(), ensure_ascii=False))
+            for i, p in enumerate(papers)
+        ]
         catalog.apply("of", copies, [], lambda paper: ("v", 1), {p.id: (p, "v", 1) for p in papers})
         return catalog
 
@@ -319,7 +328,9 @@ class Catalog:
     def iter_papers(self, batch: int = 2000) -> Iterator[tuple[int, Paper]]:
         last = -1
         while True:
-            rows = self.db.execute("SELECT pno, data FROM papers WHERE pno > ? ORDER BY pno LIMIT ?", (last, batch)).fetchall()
+            rows = self.db.execute(
+                "SELECT pno, data FROM papers WHERE pno > ? ORDER BY pno LIMIT ?", (last, batch)
+            ).fetchall()
             if not rows:
                 return
             for pno, data in rows:
@@ -426,8 +437,10 @@ class Catalog:
         where = self._where(filters)
         if where is None:
             return []
-        rows = self.db.execute(f"SELECT data FROM papers WHERE {where[0]} ORDER BY sort_key, pid LIMIT ? OFFSET ?",
-                               [*where[1], limit, offset])
+        rows = self.db.execute(
+            f"SELECT data FROM papers WHERE {where[0]} ORDER BY sort_key, pid LIMIT ? OFFSET ?",
+            [*where[1], limit, offset],
+        )
         return [Paper.from_dict(json.loads(r[0])) for r in rows]
 
     # -- lookup -------------------------------------------------------------------------------
@@ -444,7 +457,8 @@ class Catalog:
         fts = _fts_query(query)
         if fts:
             rows = self.db.execute(
-                "SELECT rowid FROM papers_fts WHERE papers_fts MATCH ? ORDER BY bm25(papers_fts, 10.0, 8.0, 2.0) LIMIT ?",
+                "SELECT rowid FROM papers_fts WHERE papers_fts MATCH ? "
+                "ORDER BY bm25(papers_fts, 10.0, 8.0, 2.0) LIMIT ?",
                 (fts, max(limit * 4, 200)),
             ).fetchall()
             found += [int(r[0]) for r in rows]
@@ -462,12 +476,17 @@ class Catalog:
         found = [r[0] for r in self.db.execute("SELECT pid FROM papers WHERE title_key = ?", (key,))]
         folded = fold(query).strip()
         if not found and len(folded) <= 60:
-            found = [r[0] for r in self.db.execute(
-                "SELECT pid FROM papers WHERE label_key = ? OR title_head = ?", (folded, folded))]
+            found = [
+                r[0]
+                for r in self.db.execute(
+                    "SELECT pid FROM papers WHERE label_key = ? OR title_head = ?", (folded, folded)
+                )
+            ]
         if not found and len(folded) >= 24 and query.rstrip().endswith(("…", "...")):
             prefix = _fts_query(query.rstrip("…. "))
-            rows = self.db.execute("SELECT rowid FROM papers_fts WHERE papers_fts MATCH ? LIMIT 50",
-                                   (f"title : ({prefix})",)).fetchall()
+            rows = self.db.execute(
+                "SELECT rowid FROM papers_fts WHERE papers_fts MATCH ? LIMIT 50", (f"title : ({prefix})",)
+            ).fetchall()
             papers = self.by_pno([r[0] for r in rows])
             stem = re.sub(r"\W+", "", fold(query.rstrip("…. ")))
             found = [p.id for p in papers.values() if re.sub(r"\W+", "", fold(p.title)).startswith(stem)]
@@ -506,15 +525,21 @@ class Catalog:
             return []
         rows = self.db.execute(
             f"SELECT data FROM papers WHERE pno IN (SELECT pno FROM authors WHERE key = ?) AND {where[0]} "
-            "ORDER BY sort_key, pid LIMIT ?", [name_key(name), *where[1], limit])
+            "ORDER BY sort_key, pid LIMIT ?",
+            [name_key(name), *where[1], limit],
+        )
         return [Paper.from_dict(json.loads(r[0])) for r in rows]
 
     def pids_by_authors(self, names: Sequence[str]) -> list[str]:
         rows: list[str] = []
         for name in names:
-            rows += [r[0] for r in self.db.execute(
-                "SELECT p.pid FROM authors a JOIN papers p ON p.pno = a.pno WHERE a.key = ? ORDER BY p.pno",
-                (name_key(name),))]
+            rows += [
+                r[0]
+                for r in self.db.execute(
+                    "SELECT p.pid FROM authors a JOIN papers p ON p.pno = a.pno WHERE a.key = ? ORDER BY p.pno",
+                    (name_key(name),),
+                )
+            ]
         return list(dict.fromkeys(rows))
 
     def titles_in(self, text: str) -> list[str]:
@@ -532,8 +557,12 @@ class Catalog:
         ordered = sorted(keys)
         for first in range(0, len(ordered), 900):
             part = ordered[first : first + 900]
-            found += [r[0] for r in self.db.execute(
-                f"SELECT pid FROM papers WHERE title_key IN ({','.join('?' * len(part))})", part)]
+            found += [
+                r[0]
+                for r in self.db.execute(
+                    f"SELECT pid FROM papers WHERE title_key IN ({','.join('?' * len(part))})", part
+                )
+            ]
         return found
 
     def papers_named_in(self, text: str) -> list[str]:
@@ -553,7 +582,8 @@ class Catalog:
             part = keys[first : first + 900]
             for key, name, pid in self.db.execute(
                 f"SELECT n.key, n.name, p.pid FROM names n JOIN papers p ON p.pno = n.pno WHERE n.key IN "
-                f"({','.join('?' * len(part))})", part
+                f"({','.join('?' * len(part))})",
+                part,
             ):
                 rows.setdefault(key, []).append((name, pid))
         for word in candidates:
@@ -582,7 +612,8 @@ class Catalog:
             part = ids[start : start + 900]
             marks = ",".join("?" * len(part))
             for skey, pid, digest, data in self.db.execute(
-                f"SELECT skey, pid, digest, data FROM copies WHERE data IS NOT NULL AND pid IN ({marks}) ORDER BY skey", part
+                f"SELECT skey, pid, digest, data FROM copies WHERE data IS NOT NULL AND pid IN ({marks}) ORDER BY skey",
+                part,
             ):
                 out.setdefault(pid, []).append((skey, digest, Paper.from_dict(json.loads(data))))
         return out
@@ -594,7 +625,9 @@ class Catalog:
             part = ids[start : start + 900]
             marks = ",".join("?" * len(part))
             for row in self.db.execute(
-                f"SELECT pno, pid, own_id, has_abstract, version, n_chunks, vectors_ok FROM papers WHERE pid IN ({marks})", part
+                f"SELECT pno, pid, own_id, has_abstract, version, n_chunks, vectors_ok FROM papers "
+                f"WHERE pid IN ({marks})",
+                part,
             ):
                 out[row[1]] = PaperState(row[0], row[1], bool(row[2]), bool(row[3]), row[4], row[5], bool(row[6]))
         return out
@@ -608,18 +641,28 @@ class Catalog:
 
     def title_only_with_head(self, head: str) -> list[str]:
         """Own-id papers without abstract whose title opens with `head` ("BrainOOD: …")."""
-        return [r[0] for r in self.db.execute(
-            "SELECT pid FROM papers WHERE title_head = ? AND own_id = 1 AND has_abstract = 0", (head,))]
+        return [
+            r[0]
+            for r in self.db.execute(
+                "SELECT pid FROM papers WHERE title_head = ? AND own_id = 1 AND has_abstract = 0", (head,)
+            )
+        ]
 
     def idless_with_label(self, label: str) -> list[str]:
         """Id-less papers with an abstract and no title whose label (introduced name) is `label`."""
-        return [r[0] for r in self.db.execute(
-            "SELECT pid FROM papers WHERE label_key = ? AND own_id = 0 AND title_key = ''", (label,))]
+        return [
+            r[0]
+            for r in self.db.execute(
+                "SELECT pid FROM papers WHERE label_key = ? AND own_id = 0 AND title_key = ''", (label,)
+            )
+        ]
 
     def source_pids(self, source: str) -> dict[str, list[str]]:
         """Live copies of one source file, by paper id."""
         out: dict[str, list[str]] = {}
-        for skey, pid in self.db.execute("SELECT skey, pid FROM copies WHERE source = ? AND data IS NOT NULL", (source,)):
+        for skey, pid in self.db.execute(
+            "SELECT skey, pid FROM copies WHERE source = ? AND data IS NOT NULL", (source,)
+        ):
             out.setdefault(pid, []).append(skey)
         return out
 
@@ -627,10 +670,15 @@ class Catalog:
         return [r[0] for r in self.db.execute("SELECT pid FROM papers WHERE vectors_ok = 0 LIMIT ?", (limit,))]
 
     # -- applying the log ------------------------------------------------------------------
-    def apply(self, segment_id: str, copies: Sequence[tuple[Versioned, str, str, str, str, str | None]],
-              vectors: Sequence[tuple[Versioned, str, str, int]], chunk_of: Callable[[Paper], tuple[str, int]],
-              merged: dict[str, tuple[Paper, str, int]] | None = None,
-              hints: dict[str, tuple[str, str, str, int]] | None = None) -> set[str]:
+    def apply(
+        self,
+        segment_id: str,
+        copies: Sequence[tuple[Versioned, str, str, str, str, str | None]],
+        vectors: Sequence[tuple[Versioned, str, str, int]],
+        chunk_of: Callable[[Paper], tuple[str, int]],
+        merged: dict[str, tuple[Paper, str, int]] | None = None,
+        hints: dict[str, tuple[str, str, str, int]] | None = None,
+    ) -> set[str]:
         """Apply one log segment: copies (version, copy key, paper id, source, digest, data JSON or
         None for removed) and vector entries (version, paper id, text version, chunk count or 0 for
         removed). `chunk_of(paper)` gives the text version and chunk count of a merged paper;
@@ -646,8 +694,14 @@ class Catalog:
             for start in range(0, len(skeys), 900):
                 part = skeys[start : start + 900]
                 marks = ",".join("?" * len(part))
-                current.update({r[0]: (r[1], (r[2], r[3], r[4])) for r in db.execute(
-                    f"SELECT skey, pid, ts, writer, seq FROM copies WHERE skey IN ({marks})", part)})
+                current.update(
+                    {
+                        r[0]: (r[1], (r[2], r[3], r[4]))
+                        for r in db.execute(
+                            f"SELECT skey, pid, ts, writer, seq FROM copies WHERE skey IN ({marks})", part
+                        )
+                    }
+                )
             rows = []
             for version, skey, pid, source, digest, data in copies:
                 old = current.get(skey)
@@ -682,8 +736,14 @@ class Catalog:
             db.execute("INSERT INTO meta VALUES ('generation', '1') ON CONFLICT(key) DO UPDATE SET value = value + 1")
         return changed
 
-    def _refresh(self, db: sqlite3.Connection, pids: set[str], chunk_of: Callable[[Paper], tuple[str, int]],
-                 known: dict[str, tuple[Paper, str, int]], hints: dict[str, tuple[str, str, str, int]]) -> set[str]:
+    def _refresh(
+        self,
+        db: sqlite3.Connection,
+        pids: set[str],
+        chunk_of: Callable[[Paper], tuple[str, int]],
+        known: dict[str, tuple[Paper, str, int]],
+        hints: dict[str, tuple[str, str, str, int]],
+    ) -> set[str]:
         """Recompute the shown paper of each id from its live copies; drop papers with none."""
         changed: set[str] = set()
         new: list[tuple[Paper, str, str, int, int]] = []
@@ -701,10 +761,18 @@ class Catalog:
                     copies.setdefault(pid, [])
                 else:
                     copies.setdefault(pid, []).append(Paper.from_dict(json.loads(data)))
-            existing = {r[1]: r for r in db.execute(
-                f"SELECT pno, pid, data, venue, year, tracks, decision, vectors_ok FROM papers WHERE pid IN ({marks})", part)}
-            live = {(r[0], r[1]) for r in db.execute(
-                f"SELECT pid, version FROM vectors WHERE n > 0 AND pid IN ({marks})", part)}
+            existing = {
+                r[1]: r
+                for r in db.execute(
+                    f"SELECT pno, pid, data, venue, year, tracks, decision, vectors_ok FROM papers "
+                    f"WHERE pid IN ({marks})",
+                    part,
+                )
+            }
+            live = {
+                (r[0], r[1])
+                for r in db.execute(f"SELECT pid, version FROM vectors WHERE n > 0 AND pid IN ({marks})", part)
+            }
             for pid in part:
                 row = existing.get(pid)
                 if pid not in copies:
@@ -736,9 +804,20 @@ class Catalog:
 
     def _values(self, paper: Paper, data: str, version: str, n_chunks: int, vectors_ok: int) -> tuple[Any, ...]:
         return (
-            data, int(paper.own_id), int(bool(paper.abstract)), abstract_key(paper.abstract), title_key(paper.title),
-            title_head(paper.title), fold(paper.label) if paper.label else "",
-            paper.venue, paper.year, tracks_of(paper), paper.decision, version, n_chunks, vectors_ok,
+            data,
+            int(paper.own_id),
+            int(bool(paper.abstract)),
+            abstract_key(paper.abstract),
+            title_key(paper.title),
+            title_head(paper.title),
+            fold(paper.label) if paper.label else "",
+            paper.venue,
+            paper.year,
+            tracks_of(paper),
+            paper.decision,
+            version,
+            n_chunks,
+            vectors_ok,
             fold(paper.display_title),
         )
 
@@ -777,20 +856,32 @@ class Catalog:
             authors += people
             names += own_names
             fts.append((pno, paper.title, paper.label, " ; ".join(paper.authors)))
-        db.executemany("INSERT INTO facets VALUES (?,?,?) ON CONFLICT(field, value) DO UPDATE SET n = n + excluded.n",
-                       [(f, v, n) for (f, v), n in facets.items()])
+        db.executemany(
+            "INSERT INTO facets VALUES (?,?,?) ON CONFLICT(field, value) DO UPDATE SET n = n + excluded.n",
+            [(f, v, n) for (f, v), n in facets.items()],
+        )
         db.executemany("INSERT INTO authors VALUES (?, ?, ?)", authors)
         db.executemany("INSERT INTO names VALUES (?, ?, ?)", names)
         db.executemany("INSERT INTO papers_fts (rowid, title, label, authors) VALUES (?,?,?,?)", fts)
 
-    def _write_paper(self, db: sqlite3.Connection, row: Any, paper: Paper, data: str, version: str, n_chunks: int,
-                     vectors_ok: int, reindex: bool) -> None:
+    def _write_paper(
+        self,
+        db: sqlite3.Connection,
+        row: Any,
+        paper: Paper,
+        data: str,
+        version: str,
+        n_chunks: int,
+        vectors_ok: int,
+        reindex: bool,
+    ) -> None:
         """Update one catalogued paper in place (its facets, authors and full text too)."""
         tracks = tracks_of(paper)
         values = self._values(paper, data, version, n_chunks, vectors_ok)
         pno = row[0]
         db.execute(
-            "UPDATE papers SET data=?, own_id=?, has_abstract=?, abstract_key=?, title_key=?, title_head=?, label_key=?, "
+            "UPDATE papers SET data=?, own_id=?, has_abstract=?, abstract_key=?, title_key=?, title_head=?, "
+            "label_key=?, "
             "venue=?, year=?, tracks=?, decision=?, version=?, n_chunks=?, vectors_ok=?, sort_key=?, "
             "indexed = CASE WHEN ? THEN 0 ELSE indexed END WHERE pno = ?",
             (*values, int(reindex), pno),
@@ -803,8 +894,10 @@ class Catalog:
         people, own_names = self._people_and_names(paper, pno)
         db.executemany("INSERT INTO authors VALUES (?, ?, ?)", people)
         db.executemany("INSERT INTO names VALUES (?, ?, ?)", own_names)
-        db.execute("INSERT INTO papers_fts (rowid, title, label, authors) VALUES (?,?,?,?)",
-                   (pno, paper.title, paper.label, " ; ".join(paper.authors)))
+        db.execute(
+            "INSERT INTO papers_fts (rowid, title, label, authors) VALUES (?,?,?,?)",
+            (pno, paper.title, paper.label, " ; ".join(paper.authors)),
+        )
 
     def _remove_paper(self, db: sqlite3.Connection, row: Any) -> None:
         pno = row[0]
@@ -816,16 +909,23 @@ class Catalog:
         db.execute("INSERT OR IGNORE INTO gone VALUES (?)", (pno,))
 
     @staticmethod
-    def _count_facets(db: sqlite3.Connection, venue: str, year: int | None, tracks: str, decision: str, delta: int) -> None:
-        rows = [(f, str(v), delta) for f, v in zip(FACET_FIELDS, (venue, year, tracks, decision)) if v not in (None, "")]
-        db.executemany("INSERT INTO facets VALUES (?,?,?) ON CONFLICT(field, value) DO UPDATE SET n = n + excluded.n", rows)
+    def _count_facets(
+        db: sqlite3.Connection, venue: str, year: int | None, tracks: str, decision: str, delta: int
+    ) -> None:
+        rows = [
+            (f, str(v), delta) for f, v in zip(FACET_FIELDS, (venue, year, tracks, decision)) if v not in (None, "")
+        ]
+        db.executemany(
+            "INSERT INTO facets VALUES (?,?,?) ON CONFLICT(field, value) DO UPDATE SET n = n + excluded.n", rows
+        )
 
     # -- the keyword index catches up ------------------------------------------------------
     def unindexed(self, after: int = 0, limit: int = 5000) -> list[tuple[int, Paper, int]]:
         """Papers (after paper number `after`) the keyword index does not hold yet, with their
         chunk counts."""
-        rows = self.db.execute("SELECT pno, data, n_chunks FROM papers WHERE indexed = 0 AND pno > ? ORDER BY pno LIMIT ?",
-                               (after, limit)).fetchall()
+        rows = self.db.execute(
+            "SELECT pno, data, n_chunks FROM papers WHERE indexed = 0 AND pno > ? ORDER BY pno LIMIT ?", (after, limit)
+        ).fetchall()
         return [(r[0], Paper.from_dict(json.loads(r[1])), r[2]) for r in rows]
 
     def gone(self) -> list[int]:

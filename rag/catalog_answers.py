@@ -41,13 +41,13 @@ class CatalogueDraft:
 
 
 def describe(filters: Filters) -> str:
-    """"from ICML 2025, track position, decision Oral, by Jane Doe" (empty when no filter)."""
+    """ "from ICML 2025, track position, decision Oral, by Jane Doe" (empty when no filter)."""
     parts = []
     where = " ".join(str(x) for x in (filters.venue, filters.year) if x)
     if where:
         parts.append(f"from {where}")
     if filters.track:
-        parts.append(f"in track/area \"{filters.track}\"")
+        parts.append(f'in track/area "{filters.track}"')
     if filters.decision:
         parts.append(f"with decision {filters.decision}")
     if filters.author:
@@ -72,8 +72,15 @@ class CatalogueAnswerer:
     def __init__(self, list_size: int = 10) -> None:
         self.list_size = list_size
 
-    def answer(self, q: Question, catalog: Catalog, filters: Filters, context: list[Paper], locate: Locate,
-               best_sentence: BestSentence) -> CatalogueDraft | None:
+    def answer(
+        self,
+        q: Question,
+        catalog: Catalog,
+        filters: Filters,
+        context: list[Paper],
+        locate: Locate,
+        best_sentence: BestSentence,
+    ) -> CatalogueDraft | None:
         """The catalogue's answer, or None when the question is not one the catalogue can settle
         (the pipeline then answers it from the abstracts)."""
         if q.kind is Kind.COUNT:
@@ -81,7 +88,9 @@ class CatalogueAnswerer:
                 return self._by_author(q, catalog, filters, best_sentence, counting=True)
             total = catalog.count(filters)
             scope = describe(filters)
-            return CatalogueDraft(f"The collection has **{total}** papers{' ' + scope if scope else ''} (catalogue count).")
+            return CatalogueDraft(
+                f"The collection has **{total}** papers{' ' + scope if scope else ''} (catalogue count)."
+            )
         if q.kind is Kind.CATALOGUE_LIST:
             return self._list(catalog, filters)
         if q.kind is Kind.BY_AUTHOR:
@@ -89,14 +98,16 @@ class CatalogueAnswerer:
         if q.kind in (Kind.AUTHORS_OF, Kind.FIELD_OF):
             papers = self._target(q, catalog, filters, context, locate)
             if not papers:  # the abstracts do not list authors or tracks: nothing else can answer
-                what = f" matches \"{q.subject}\"" if q.subject else " is the one meant"
+                what = f' matches "{q.subject}"' if q.subject else " is the one meant"
                 return CatalogueDraft(f"{ABSTAIN_TEXT}\n\nNo paper in the collection{what}.", abstained=True)
             return self._fields(papers, q.field or "authors")
         return None
 
     # -- pieces ------------------------------------------------------------------------
 
-    def _target(self, q: Question, catalog: Catalog, filters: Filters, context: list[Paper], locate: Locate) -> list[Paper]:
+    def _target(
+        self, q: Question, catalog: Catalog, filters: Filters, context: list[Paper], locate: Locate
+    ) -> list[Paper]:
         """The paper(s) the question is about: the previous answer's papers for "its"/"their", the
         papers the question names, else the paper retrieval finds for its subject."""
         if q.pronoun and context:
@@ -142,13 +153,20 @@ class CatalogueAnswerer:
             return CatalogueDraft(f"No paper in the collection is {describe(filters)}.", abstained=True)
         shown = catalog.select(filters, self.list_size)
         main = next((f for f in ("track", "decision", "venue", "year") if getattr(filters, f)), "venue")
-        lines = [f"{total} paper{'s' if total != 1 else ''} {describe(filters)}" + (f"; the first {len(shown)}:" if total > len(shown) else ":")]
+        lines = [
+            f"{total} paper{'s' if total != 1 else ''} {describe(filters)}"
+            + (f"; the first {len(shown)}:" if total > len(shown) else ":")
+        ]
         draft = CatalogueDraft("")
         for i, paper in enumerate(shown, start=1):
             value = field_value(paper, main)
             claim = f"{main.capitalize()}: {value}." if value else ""
             authors = format_authors(paper.authors, paper.authors_truncated, 3)
-            lines.append(f"{i}. **{name_of(paper)}** [{i}]" + (f" ({authors})" if authors else "") + (f". {claim}" if claim else ""))
+            lines.append(
+                f"{i}. **{name_of(paper)}** [{i}]"
+                + (f" ({authors})" if authors else "")
+                + (f". {claim}" if claim else "")
+            )
             draft.papers.append(paper)
             if claim:
                 draft.claims.append(Claim(text=claim, cites=[i], field=main))
@@ -157,8 +175,9 @@ class CatalogueAnswerer:
         draft.text = "\n".join(lines)
         return draft
 
-    def _by_author(self, q: Question, catalog: Catalog, filters: Filters, best_sentence: BestSentence,
-                   counting: bool = False) -> CatalogueDraft:
+    def _by_author(
+        self, q: Question, catalog: Catalog, filters: Filters, best_sentence: BestSentence, counting: bool = False
+    ) -> CatalogueDraft:
         found = [catalog.papers_by_author(name, filters, 10_000) for name in q.authors]
         ids = [{p.id for p in papers} for papers in found]
         common = set.intersection(*ids) if ids else set()
@@ -167,11 +186,21 @@ class CatalogueAnswerer:
         who = " and ".join(q.authors)
         scope = describe(filters)
         if not papers:
-            return CatalogueDraft(f"The catalogue lists no paper by {who}{' ' + scope if scope else ''}.", abstained=True)
+            return CatalogueDraft(
+                f"The catalogue lists no paper by {who}{' ' + scope if scope else ''}.", abstained=True
+            )
         together = " together" if len(q.authors) > 1 and common else ""
-        head = f"**{who}** {'have' if len(q.authors) > 1 else 'has'} {len(papers)} paper{'s' if len(papers) != 1 else ''}{together} in the collection{' ' + scope if scope else ''}:"
+        verb = "have" if len(q.authors) > 1 else "has"
+        plural = "s" if len(papers) != 1 else ""
+        head = (
+            f"**{who}** {verb} {len(papers)} paper{plural}{together} in the collection{' ' + scope if scope else ''}:"
+        )
         topic = re.sub(r"\s+", " ", q.topic).strip()
-        topical = bool(re.sub(r"\b(?:propose\w*|wrote|write|written|work\w*|on|stud\w*|did|publish\w*)\b", "", topic, flags=re.I).strip())
+        topical = bool(
+            re.sub(
+                r"\b(?:propose\w*|wrote|write|written|work\w*|on|stud\w*|did|publish\w*)\b", "", topic, flags=re.I
+            ).strip()
+        )
         draft = CatalogueDraft("")
         lines = [head]
         shown = papers[: self.list_size]
@@ -181,8 +210,10 @@ class CatalogueAnswerer:
             claim = f"Authors: {authors}."
             quotes = [best_sentence(q.text, paper)] if topical else describing_sentences(paper)
             quotes = [s for s in quotes if s]
-            lines.append(f"{i}. **{name_of(paper)}** [{i}] ({byline(paper, 12)})"
-                         + (": " + " … ".join(f'"{s}"' for s in quotes) if quotes else ""))
+            lines.append(
+                f"{i}. **{name_of(paper)}** [{i}] ({byline(paper, 12)})"
+                + (": " + " … ".join(f'"{s}"' for s in quotes) if quotes else "")
+            )
             draft.claims.append(Claim(text=claim, cites=[i], field="authors"))
             draft.claims += [Claim(text=s, cites=[i]) for s in quotes]
         if len(papers) > len(shown):

@@ -69,7 +69,7 @@ class Segment:
     hints: list[PaperHint] = field(default_factory=list)
 
     @classmethod
-    def new(cls, writer: str) -> "Segment":
+    def new(cls, writer: str) -> Segment:
         ts = time.time_ns()
         return cls(f"seg-{ts:020d}-{writer}-{uuid.uuid4().hex[:6]}", ts, writer)
 
@@ -86,10 +86,12 @@ class Segment:
         return base64.b64encode(zlib.compress(raw, 6)).decode("ascii")
 
     @classmethod
-    def decode(cls, segment_id: str, ts: int, writer: str, blob: str) -> "Segment":
+    def decode(cls, segment_id: str, ts: int, writer: str, blob: str) -> Segment:
         body = json.loads(zlib.decompress(base64.b64decode(blob)).decode("utf-8", "surrogatepass"))
         return cls(
-            segment_id, ts, writer,
+            segment_id,
+            ts,
+            writer,
             [CopyChange(*row) for row in body["copies"]],
             [VectorChange(*row) for row in body["vectors"]],
             [PaperHint(*row) for row in body.get("hints", [])],
@@ -98,11 +100,19 @@ class Segment:
     def hint_map(self) -> dict[str, tuple[str, str, str, int]]:
         return {h.pid: (h.copies, h.label, h.version, h.n) for h in self.hints}
 
-    def versioned(self) -> tuple[list[tuple[Versioned, str, str, str, str, str | None]], list[tuple[Versioned, str, str, int]]]:
+    def versioned(
+        self,
+    ) -> tuple[list[tuple[Versioned, str, str, str, str, str | None]], list[tuple[Versioned, str, str, int]]]:
         """Entries with their versions (time, writer, position), as `Catalog.apply` takes them."""
         copies = [
-            ((self.ts, self.writer, i), c.skey, c.pid, c.source, c.digest,
-             None if c.data is None else json.dumps(c.data, ensure_ascii=False))
+            (
+                (self.ts, self.writer, i),
+                c.skey,
+                c.pid,
+                c.source,
+                c.digest,
+                None if c.data is None else json.dumps(c.data, ensure_ascii=False),
+            )
             for i, c in enumerate(self.copies)
         ]
         base = len(self.copies)

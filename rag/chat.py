@@ -68,13 +68,20 @@ class ChatSession:
             lines.append(f"User: {turn.question}")
             cited = "; ".join(c.paper.display_title for c in turn.answer.citations)
             lines.append(f"Assistant: {turn.answer.text[:600]}" + (f" (cited: {cited})" if cited else ""))
-        rewritten = self.model.complete(
-            [{"role": "user", "content": prompt.render(history="\n".join(lines), question=question)}], usage, max_tokens=120
-        ).strip().strip('"')
+        rewritten = (
+            self.model.complete(
+                [{"role": "user", "content": prompt.render(history="\n".join(lines), question=question)}],
+                usage,
+                max_tokens=120,
+            )
+            .strip()
+            .strip('"')
+        )
         return rewritten or question
 
-    def ask(self, question: str, filters: Filters = Filters(), k: int | None = None,
-            on_token: OnToken | None = None) -> Answer:
+    def ask(
+        self, question: str, filters: Filters = Filters(), k: int | None = None, on_token: OnToken | None = None
+    ) -> Answer:
         question = self.pipeline.validate(question)
         usage = Usage()
         query = self.condense(question, usage)

@@ -25,7 +25,7 @@ class Usage:
     deadline: float | None = None
     started: float | None = None
 
-    def add(self, other: "Usage") -> None:
+    def add(self, other: Usage) -> None:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.calls += other.calls
@@ -44,11 +44,9 @@ class Usage:
 class ChatModel(Protocol):
     name: str
 
-    def stream(self, messages: list[Message], usage: Usage, max_tokens: int | None = None) -> Iterator[str]:
-        ...
+    def stream(self, messages: list[Message], usage: Usage, max_tokens: int | None = None) -> Iterator[str]: ...
 
-    def complete(self, messages: list[Message], usage: Usage, max_tokens: int | None = None) -> str:
-        ...
+    def complete(self, messages: list[Message], usage: Usage, max_tokens: int | None = None) -> str: ...
 
 
 def message_tokens(messages: list[Message]) -> int:

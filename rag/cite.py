@@ -63,7 +63,7 @@ def _drop_space_before(text: str, start: int) -> int:
     return start
 
 
-def rewrite_markers(text: str, mapping: "dict[int, int] | None", valid: set[int] | None = None) -> tuple[str, list[int]]:
+def rewrite_markers(text: str, mapping: dict[int, int] | None, valid: set[int] | None = None) -> tuple[str, list[int]]:
     """Rewrite every marker: numbers outside `valid` are dropped (and returned), the others are
     mapped through `mapping` (None keeps them). A marker left empty disappears with the spaces
     before it. One pass over the text."""
@@ -146,11 +146,16 @@ class StreamRenumberer:
         text = self._pending + piece
         cut = text.rfind("[")
         head = text
-        if cut != -1 and "]" not in text[cut:] and len(text) - cut <= self.hold and re.fullmatch(r"\[[\d\s,;–-]*", text[cut:]):
+        if (
+            cut != -1
+            and "]" not in text[cut:]
+            and len(text) - cut <= self.hold
+            and re.fullmatch(r"\[[\d\s,;–-]*", text[cut:])
+        ):
             head = text[:cut]
         # Trailing spaces wait for what follows: they vanish with a dropped marker after them.
         head = head.rstrip(" \t") if len(text) - len(head.rstrip(" \t")) <= self.hold else head
-        self._pending = text[len(head):]
+        self._pending = text[len(head) :]
         return self._rewrite(head)
 
     def flush(self) -> str:
@@ -165,7 +170,7 @@ def parse_claims(answer: str) -> list[Claim]:
         lead = re.match(r"^(?:\s*\[[\d,;\s–-]+\])+", sentence)
         if lead and claims:
             claims[-1].cites += [n for g in MARKER.findall(lead.group(0)) for n in parse_numbers(g)]
-            sentence = sentence[lead.end():].strip()
+            sentence = sentence[lead.end() :].strip()
             if not sentence:
                 continue
         cites = [n for g in MARKER.findall(sentence) for n in parse_numbers(g)]
@@ -214,8 +219,9 @@ class SupportChecker:
         if found is None:
             text = source_text(paper)
             haystack = comparable(f"{paper.title} {paper.label} {text}")
-            found = _SourceFacts(haystack, {n for n in numbers_in(plain(text) + " " + paper.title)},
-                                 split_sentences(text) or [text])
+            found = _SourceFacts(
+                haystack, {n for n in numbers_in(plain(text) + " " + paper.title)}, split_sentences(text) or [text]
+            )
             if len(self._facts) > 2000:
                 self._facts.clear()
             self._facts[key] = found
@@ -248,8 +254,13 @@ class SupportChecker:
         claim.quote, claim.support = best_quote, best_score
         facts = [self.facts(p) for p in cited]
         missing = [n for n in numbers_in(plain(claim.text)) if not any(n in f.numbers for f in facts)]
-        missing += [n for n in names_in(plain(claim.text))
-                    if not any(f" {comparable(n).strip()} " in f" {f.haystack} " or comparable(n).strip() in f.haystack for f in facts)]
+        missing += [
+            n
+            for n in names_in(plain(claim.text))
+            if not any(
+                f" {comparable(n).strip()} " in f" {f.haystack} " or comparable(n).strip() in f.haystack for f in facts
+            )
+        ]
         if missing:
             claim.supported, claim.reason = False, f"not in the cited source: {', '.join(sorted(set(missing)))}"
         elif best_score < self.threshold:
@@ -295,7 +306,13 @@ def citations_for(claims: Sequence[Claim], hits: Sequence[Hit]) -> list[Citation
             # The earliest claim (the most relevant, in answer order) keeps the quote unless a
             # later one is clearly better supported.
             if current is None or (claim.supported and not current.supported) or claim.support > current.support + 0.05:
-                by_n[n] = Citation(n, hits[n - 1].paper, claim.quote, claim.support, claim.supported or bool(current and current.supported))
+                by_n[n] = Citation(
+                    n,
+                    hits[n - 1].paper,
+                    claim.quote,
+                    claim.support,
+                    claim.supported or bool(current and current.supported),
+                )
             elif claim.supported:
                 current.supported = True
     return [by_n[n] for n in sorted(by_n)]
@@ -308,8 +325,13 @@ def bibtex_entry(paper: Paper) -> str:
     word = re.sub(r"[^a-z]", "", (paper.display_title.split() or ["paper"])[0].lower()) or "paper"
     key = f"{surname}{paper.year or ''}{word}"
     authors = " and ".join(paper.authors + (["others"] if paper.authors_truncated else []))
-    fields = [("title", paper.title or paper.label), ("author", authors), ("booktitle", paper.venue),
-              ("year", str(paper.year or "")), ("url", paper.url)]
+    fields = [
+        ("title", paper.title or paper.label),
+        ("author", authors),
+        ("booktitle", paper.venue),
+        ("year", str(paper.year or "")),
+        ("url", paper.url),
+    ]
     if not paper.title:
         fields.append(("note", "title not in the source list; label derived from the abstract"))
     fields.append(("x-paper-id", paper.id))

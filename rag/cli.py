@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-
 from pydantic import ValidationError
 
 from rag import __version__
@@ -40,7 +39,10 @@ def _settings() -> Settings:
         for item in err.errors():
             name = "RAG_" + "_".join(str(p) for p in item["loc"]).upper()
             allowed = item.get("ctx", {}).get("expected", "")
-            problems.append(f"{name}={item.get('input')!r}: {item['msg']}" + (f" (allowed: {allowed})" if allowed and allowed not in item["msg"] else ""))
+            problems.append(
+                f"{name}={item.get('input')!r}: {item['msg']}"
+                + (f" (allowed: {allowed})" if allowed and allowed not in item["msg"] else "")
+            )
         click.echo("error: bad setting: " + "; ".join(problems), err=True)
         sys.exit(2)
 
@@ -75,9 +77,18 @@ def filter_options(func: F) -> F:
     ]
 
     @functools.wraps(func)
-    def wrapper(*args: Any, venue: str | None, year: int | None, track: str | None, decision: str | None,
-                author: str | None, **kwargs: Any) -> Any:
-        return func(*args, filters=Filters(venue=venue, year=year, track=track, decision=decision, author=author), **kwargs)
+    def wrapper(
+        *args: Any,
+        venue: str | None,
+        year: int | None,
+        track: str | None,
+        decision: str | None,
+        author: str | None,
+        **kwargs: Any,
+    ) -> Any:
+        return func(
+            *args, filters=Filters(venue=venue, year=year, track=track, decision=decision, author=author), **kwargs
+        )
 
     for option in reversed(options):
         wrapper = option(wrapper)
@@ -132,7 +143,9 @@ def _shard(value: str | None) -> tuple[int, int] | None:
 @click.option("-v", "--verbose", is_flag=True, help="Log progress details to stderr.")
 def cli(verbose: bool) -> None:
     """Question answering over research-paper abstracts, with checked citations."""
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
 
 
 def _print_ingest(report: IngestReport) -> None:
@@ -150,8 +163,10 @@ def _print_ingest(report: IngestReport) -> None:
     if report.merges:
         parts.append(f"{len(report.merges)} merge notes")
     parts.append(f"skipped {len(report.skipped)}")
-    click.echo(", ".join(parts) + f" ({report.chunks_embedded} chunks embedded; {report.papers_read} papers read from "
-               f"{len(report.files)} files)")
+    click.echo(
+        ", ".join(parts) + f" ({report.chunks_embedded} chunks embedded; {report.papers_read} papers read from "
+        f"{len(report.files)} files)"
+    )
     if report.title_only_read:
         click.echo(f"{report.title_only_read:,} without abstract: searchable by title, authors and venue only")
 
@@ -162,17 +177,30 @@ def _print_ingest(report: IngestReport) -> None:
 @click.option("--year", type=int, help="Year for records whose file does not name one.")
 @click.option("--workers", type=click.IntRange(1, 64), help="Embedding processes (default RAG_WORKERS or 1).")
 @click.option("--shard", help="Take every N-th paper starting at I (I/N, e.g. 1/2), to split a file across machines.")
-@click.option("--category", "categories", multiple=True, help="arXiv snapshot: keep categories starting with this (repeatable).")
-@click.option("--since", type=click.DateTime(formats=["%Y-%m-%d"]), help="arXiv snapshot: keep papers updated on or after.")
+@click.option(
+    "--category", "categories", multiple=True, help="arXiv snapshot: keep categories starting with this (repeatable)."
+)
+@click.option(
+    "--since", type=click.DateTime(formats=["%Y-%m-%d"]), help="arXiv snapshot: keep papers updated on or after."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @handle_errors
-def ingest(paths: tuple[Path, ...], venue: str, year: int | None, workers: int | None, shard: str | None,
-           categories: tuple[str, ...], since: Any, as_json: bool) -> None:
+def ingest(
+    paths: tuple[Path, ...],
+    venue: str,
+    year: int | None,
+    workers: int | None,
+    shard: str | None,
+    categories: tuple[str, ...],
+    since: Any,
+    as_json: bool,
+) -> None:
     """Read paper lists (files or folders) into the index. Without PATHS: the bundled sample.
     Exits 1 when some records were skipped (after ingesting the others)."""
     app = _app()
-    options = ReadOptions(venue=venue, year=year, categories=categories, since=since.date() if since else None,
-                          shard=_shard(shard))
+    options = ReadOptions(
+        venue=venue, year=year, categories=categories, since=since.date() if since else None, shard=_shard(shard)
+    )
     if not paths:
         report = app.ingest_sample()
     else:
@@ -205,8 +233,10 @@ def remove(paper_ids: tuple[str, ...], source: Path | None, as_json: bool) -> No
     if as_json:
         _dump({"removed": report.removed, "updated": report.updated, "chunks_deleted": report.chunks_deleted})
     else:
-        click.echo(f"removed {len(report.removed)} papers, updated {len(report.updated)} "
-                   f"({report.chunks_deleted} chunks deleted)")
+        click.echo(
+            f"removed {len(report.removed)} papers, updated {len(report.updated)} "
+            f"({report.chunks_deleted} chunks deleted)"
+        )
 
 
 @cli.command()
@@ -259,12 +289,16 @@ def _print_hits(hits: list[dict[str, Any]]) -> None:
 @click.option("--k", type=click.IntRange(1, 100), help="Number of papers.")
 @filter_options
 @click.option("--mode", type=click.Choice([m.value for m in Mode]), help="Retriever (default hybrid).")
-@click.option("--queries", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help='JSONL of {"id": ..., "query": ...}; prints one JSON line per query.')
+@click.option(
+    "--queries",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help='JSONL of {"id": ..., "query": ...}; prints one JSON line per query.',
+)
 @click.option("--json", "as_json", is_flag=True, help="Print hits as JSON.")
 @handle_errors
-def search(query: str | None, k: int | None, filters: Filters, mode: str | None, queries: Path | None,
-           as_json: bool) -> None:
+def search(
+    query: str | None, k: int | None, filters: Filters, mode: str | None, queries: Path | None, as_json: bool
+) -> None:
     """Find the papers that best match QUERY (dense + BM25 + names, fused)."""
     app = _app()
     if queries is not None:
@@ -301,8 +335,12 @@ def status(as_json: bool) -> None:
     cache is in step."""
     app = _app()
     if not app.index.exists():
-        info: dict[str, object] = {"papers": 0, "store": app.store.location, "data_folder": str(app.settings.home),
-                                   "note": "no index yet: run `rag ingest PATH` (or `rag ingest` for the sample)"}
+        info: dict[str, object] = {
+            "papers": 0,
+            "store": app.store.location,
+            "data_folder": str(app.settings.home),
+            "note": "no index yet: run `rag ingest PATH` (or `rag ingest` for the sample)",
+        }
     else:
         info = app.status()
     if as_json:
@@ -330,15 +368,26 @@ def _print_answer(answer: Answer, streamed: bool) -> None:
         click.echo("\nSources:")
         for c in answer.citations:
             p = c.paper
-            line = join_sentences([p.display_title, format_authors(p.authors, p.authors_truncated, 3),
-                                   " ".join(str(x) for x in (p.venue, p.year) if x), p.url])
+            line = join_sentences(
+                [
+                    p.display_title,
+                    format_authors(p.authors, p.authors_truncated, 3),
+                    " ".join(str(x) for x in (p.venue, p.year) if x),
+                    p.url,
+                ]
+            )
             click.echo(f"[{c.n}] {for_terminal(line)}")
-            quote = for_terminal(c.quote[:160]) if c.quote else "(title and metadata only: no abstract in the collection)"
-            click.echo(f"    support {c.support:.2f}{'' if c.supported else ' (UNSUPPORTED)'}: \"{quote}\"")
+            quote = (
+                for_terminal(c.quote[:160]) if c.quote else "(title and metadata only: no abstract in the collection)"
+            )
+            click.echo(f'    support {c.support:.2f}{"" if c.supported else " (UNSUPPORTED)"}: "{quote}"')
     t = answer.timings_ms
-    click.echo(f"\n[{answer.mode}; retrieve {t.get('retrieve', 0):.0f} ms, generate {t.get('generate', 0):.0f} ms, "
-               f"check {t.get('check', 0):.0f} ms; tokens {answer.usage.get('prompt_tokens', 0)}+"
-               f"{answer.usage.get('completion_tokens', 0)}]", err=True)
+    click.echo(
+        f"\n[{answer.mode}; retrieve {t.get('retrieve', 0):.0f} ms, generate {t.get('generate', 0):.0f} ms, "
+        f"check {t.get('check', 0):.0f} ms; tokens {answer.usage.get('prompt_tokens', 0)}+"
+        f"{answer.usage.get('completion_tokens', 0)}]",
+        err=True,
+    )
 
 
 def _bibtex_for(answer: Answer) -> str:
@@ -349,13 +398,17 @@ def _bibtex_for(answer: Answer) -> str:
 @click.argument("question", required=False)
 @click.option("--k", type=click.IntRange(1, 50), help="Papers to retrieve as sources.")
 @filter_options
-@click.option("--questions", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help='JSONL of {"id": ..., "question": ...}; one JSON answer per line.')
+@click.option(
+    "--questions",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help='JSONL of {"id": ..., "question": ...}; one JSON answer per line.',
+)
 @click.option("--bibtex", "with_bibtex", is_flag=True, help="Also print BibTeX of the cited papers.")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer object as JSON.")
 @handle_errors
-def ask(question: str | None, k: int | None, filters: Filters, questions: Path | None, with_bibtex: bool,
-        as_json: bool) -> None:
+def ask(
+    question: str | None, k: int | None, filters: Filters, questions: Path | None, with_bibtex: bool, as_json: bool
+) -> None:
     """Answer QUESTION from the abstracts, citing the ones that support each sentence."""
     app = _app()
     app.index.load()
@@ -373,8 +426,9 @@ def ask(question: str | None, k: int | None, filters: Filters, questions: Path |
     if question is None:
         raise click.UsageError("give a QUESTION or --questions FILE")
     stream = not as_json and sys.stdout.isatty()
-    answer = app.pipeline.answer(question, filters=filters, k=k,
-                                 on_token=(lambda t: click.echo(for_terminal(t), nl=False)) if stream else None)
+    answer = app.pipeline.answer(
+        question, filters=filters, k=k, on_token=(lambda t: click.echo(for_terminal(t), nl=False)) if stream else None
+    )
     if as_json:
         data = answer.public()
         if with_bibtex:
@@ -403,7 +457,9 @@ def chat(k: int | None, filters: Filters) -> None:
         if not question:
             break
         try:
-            answer = session.ask(question, filters=filters, k=k, on_token=lambda t: click.echo(for_terminal(t), nl=False))
+            answer = session.ask(
+                question, filters=filters, k=k, on_token=lambda t: click.echo(for_terminal(t), nl=False)
+            )
         except QuestionError as err:
             click.echo(f"error: {err}", err=True)
             continue
@@ -426,16 +482,27 @@ def bibtex(paper_ids: tuple[str, ...]) -> None:
 
 @cli.command(name="eval")
 @click.argument("dataset", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--config", "config_specs", multiple=True,
-              help="hybrid|dense|keyword|extractive|llm, a .json file, or NAME:key=value,...; repeatable.")
+@click.option(
+    "--config",
+    "config_specs",
+    multiple=True,
+    help="hybrid|dense|keyword|extractive|llm, a .json file, or NAME:key=value,...; repeatable.",
+)
 @click.option("--repeat", type=click.IntRange(1, 20), default=1, show_default=True, help="Runs per configuration.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Report folder (default eval/runs/TIME).")
 @click.option("--retrieval-only", is_flag=True, help="Score retrieval only (large labeled sets such as SciFact).")
 @click.option("--judge", is_flag=True, help="Add an LLM-judge correctness score (needs OPENAI_API_KEY).")
 @click.option("--json", "as_json", is_flag=True, help="Print the metrics as JSON.")
 @handle_errors
-def evaluate(dataset: Path, config_specs: tuple[str, ...], repeat: int, out: Path | None, retrieval_only: bool,
-             judge: bool, as_json: bool) -> None:
+def evaluate(
+    dataset: Path,
+    config_specs: tuple[str, ...],
+    repeat: int,
+    out: Path | None,
+    retrieval_only: bool,
+    judge: bool,
+    as_json: bool,
+) -> None:
     """Score retrieval, answers, citations and abstention on DATASET for each configuration."""
     import datetime
 
@@ -452,8 +519,13 @@ def evaluate(dataset: Path, config_specs: tuple[str, ...], repeat: int, out: Pat
     if not items:
         raise InputError(str(dataset), "no valid items")
     configs = [runner.parse_config(s) for s in config_specs] or [runner.Config("current")]
-    with tqdm(total=len(items) * len(configs) * repeat, unit="item", desc="evaluating", file=sys.stderr,
-              disable=not sys.stderr.isatty()) as bar:
+    with tqdm(
+        total=len(items) * len(configs) * repeat,
+        unit="item",
+        desc="evaluating",
+        file=sys.stderr,
+        disable=not sys.stderr.isatty(),
+    ) as bar:
         results = runner.run(configs, items, app.settings, repeat, retrieval_only, judge, bar.update)
     folder = out or Path("eval/runs") / datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     paths = report.write(dataset, results, [str(e) for e in errors], repeat, folder)

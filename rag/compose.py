@@ -34,8 +34,11 @@ from rag.text import (
 from rag.types import Claim, Hit, Paper
 
 EXTRACTIVE_NOTE = "Extractive answer (sentences quoted from the abstracts; no language model was used)."
-_MECHANISM = re.compile(r"\b(?:by|via|through|uses?|using|leverag\w*|employ\w*|consist\w*|combin\w*|first|then|"
-                        r"learns?|trains?|comput\w*|maps?|encod\w*|decompos\w*|introduces?|builds?)\b", re.I)
+_MECHANISM = re.compile(
+    r"\b(?:by|via|through|uses?|using|leverag\w*|employ\w*|consist\w*|combin\w*|first|then|"
+    r"learns?|trains?|comput\w*|maps?|encod\w*|decompos\w*|introduces?|builds?)\b",
+    re.I,
+)
 
 
 @dataclass
@@ -77,11 +80,11 @@ def render(blocks: list[Block], hits: list[Hit], question: Question, head: str =
         meta = f" ({byline(paper)})" if block.with_byline and byline(paper) else ""
         if numbered:
             quote = block.sentences[0] if block.sentences else ""
-            lines.append(f"{i}. {title}{meta}" + (f": \"{_show(quote, question, skip)}\"" if quote else ""))
+            lines.append(f"{i}. {title}{meta}" + (f': "{_show(quote, question, skip)}"' if quote else ""))
         else:
             lines.append("")
             lines.append(f"{title}{meta}")
-            lines += [f"- \"{_show(s, question, skip)}\"" for s in block.sentences]
+            lines += [f'- "{_show(s, question, skip)}"' for s in block.sentences]
         claims += [Claim(text=s, cites=[block.n]) for s in block.sentences]
     return Draft("\n".join(lines), claims)
 
@@ -98,8 +101,9 @@ class ExtractiveAnswerer:
         self.per_source = per_source
         self.list_size = list_size
 
-    def generate(self, question: Question, hits: list[Hit], scored: list[Scored], gate: Gate, usage: object,
-                 on_token: object) -> Draft:
+    def generate(
+        self, question: Question, hits: list[Hit], scored: list[Scored], gate: Gate, usage: object, on_token: object
+    ) -> Draft:
         """The Answerer protocol: the draft, streamed by the pipeline once it is numbered."""
         return self.compose(question, hits, scored, gate)
 
@@ -137,7 +141,9 @@ class ExtractiveAnswerer:
                 chosen.append(row)
         return render(_group(chosen), hits, question)
 
-    def _numeric(self, question: Question, hits: list[Hit], scored: list[Scored], by_source: dict[int, list[Scored]]) -> Draft:
+    def _numeric(
+        self, question: Question, hits: list[Hit], scored: list[Scored], by_source: dict[int, list[Scored]]
+    ) -> Draft:
         asked = set(numbers_in(question.text))
         with_number = [r for r in scored if [v for v in value_numbers(r[3]) if v not in asked]]
         first = with_number[0] if with_number else scored[0]
@@ -154,8 +160,9 @@ class ExtractiveAnswerer:
                 chosen.append(row)
         return render(_group(chosen), hits, question)
 
-    def _which(self, question: Question, hits: list[Hit], scored: list[Scored], by_source: dict[int, list[Scored]],
-               gate: Gate) -> Draft:
+    def _which(
+        self, question: Question, hits: list[Hit], scored: list[Scored], by_source: dict[int, list[Scored]], gate: Gate
+    ) -> Draft:
         sources = gate.focus or [scored[0][2]]
         sources = sorted(sources, key=lambda n: -by_source[n][0][0])[:3]
         subjects = question.subject_names if question.names_subject else []
@@ -172,17 +179,24 @@ class ExtractiveAnswerer:
                 blocks.append(Block(runner[2], [runner[3]], with_byline=True))
         return render(blocks, hits, question)
 
-    def _definition(self, question: Question, hits: list[Hit], scored: list[Scored], by_source: dict[int, list[Scored]],
-                    gate: Gate) -> Draft:
+    def _definition(
+        self, question: Question, hits: list[Hit], scored: list[Scored], by_source: dict[int, list[Scored]], gate: Gate
+    ) -> Draft:
         subjects = question.subject_names if question.names_subject else []
         sources = gate.focus or [scored[0][2]]
         n = max(sources, key=lambda s: by_source[s][0][0])
         paper = hits[n - 1].paper
         rows = by_source[n]
-        defining = [r for r in rows if subjects and any(introduces(r[3], s) or defines(r[3], s, "", "") for s in subjects)]
+        defining = [
+            r for r in rows if subjects and any(introduces(r[3], s) or defines(r[3], s, "", "") for s in subjects)
+        ]
         first = defining[0] if defining else rows[0]
         order = {s: i for i, s in enumerate(r[3] for r in rows)}
-        mechanism = [r for r in rows if r is not first and (_MECHANISM.search(r[3]) or any(contains_term(r[3], s) for s in subjects))]
+        mechanism = [
+            r
+            for r in rows
+            if r is not first and (_MECHANISM.search(r[3]) or any(contains_term(r[3], s) for s in subjects))
+        ]
         if question.kind is Kind.MECHANISM:
             mechanism.sort(key=lambda r: -r[0])
         extra = [r[3] for r in mechanism[: self.max_sentences - 1]]
@@ -192,7 +206,9 @@ class ExtractiveAnswerer:
         extra.sort(key=lambda s: position.get(s, order.get(s, 0)))
         return render([Block(n, [first[3]] + extra)], hits, question)
 
-    def _finding(self, question: Question, hits: list[Hit], scored: list[Scored], by_source: dict[int, list[Scored]]) -> Draft:
+    def _finding(
+        self, question: Question, hits: list[Hit], scored: list[Scored], by_source: dict[int, list[Scored]]
+    ) -> Draft:
         ranked = sorted(by_source, key=lambda n: -by_source[n][0][0])[:3]
         best = scored[0][0]
         blocks = []
@@ -205,14 +221,22 @@ class ExtractiveAnswerer:
             return self._general(question, hits, scored)
         return render(blocks, hits, question)
 
-    def _list(self, question: Question, hits: list[Hit], scored: list[Scored], by_source: dict[int, list[Scored]]) -> Draft:
+    def _list(
+        self, question: Question, hits: list[Hit], scored: list[Scored], by_source: dict[int, list[Scored]]
+    ) -> Draft:
         best = scored[0][0]
-        matching = [n for n in sorted(by_source, key=lambda n: -by_source[n][0][0])
-                    if by_source[n][0][0] >= 0.7 * best and by_source[n][0][1] >= 0.3]
+        matching = [
+            n
+            for n in sorted(by_source, key=lambda n: -by_source[n][0][0])
+            if by_source[n][0][0] >= 0.7 * best and by_source[n][0][1] >= 0.3
+        ]
         shown = matching[: self.list_size]
         more = matching[self.list_size :]
-        head = (f"{len(matching)} of the retrieved papers match; the {len(shown)} most relevant:" if more
-                else f"{len(shown)} of the retrieved papers match:")
+        head = (
+            f"{len(matching)} of the retrieved papers match; the {len(shown)} most relevant:"
+            if more
+            else f"{len(shown)} of the retrieved papers match:"
+        )
         draft = render([Block(n, [by_source[n][0][3]]) for n in shown], hits, question, head=head, numbered=True)
         if more:
             draft.text += f"\n… and {len(more)} more (under Also relevant)."

@@ -38,8 +38,12 @@ def coined_name(paper: Paper) -> str:
     candidates.append(paper.label)
     for name in candidates:
         name = name.strip(" .,;$*{}\\")
-        if name and is_coined(name) and 3 <= len(name) <= 30 and (
-                contains_term(paper.abstract, name) or contains_term(paper.title, name)):
+        if (
+            name
+            and is_coined(name)
+            and 3 <= len(name) <= 30
+            and (contains_term(paper.abstract, name) or contains_term(paper.title, name))
+        ):
             return name
     return ""
 
@@ -50,8 +54,11 @@ def shared_topic(papers: Sequence[Paper], least: int = 3) -> str:
     counts: Counter[str] = Counter()
     for paper in papers:
         words = re.findall(r"[a-z][a-z-]+", fold(plain(paper.title)))
-        pairs = {f"{a} {b}" for a, b in zip(words, words[1:])
-                 if a not in _TOPIC_STOP and b not in _TOPIC_STOP and len(a) > 2 and len(b) > 2}
+        pairs = {
+            f"{a} {b}"
+            for a, b in zip(words, words[1:])
+            if a not in _TOPIC_STOP and b not in _TOPIC_STOP and len(a) > 2 and len(b) > 2
+        }
         counts.update(pairs)
     ranked = sorted(((c, t) for t, c in counts.items() if c >= least), key=lambda item: (-item[0], item[1]))
     return ranked[0][1] if ranked else ""

@@ -55,8 +55,11 @@ _FINDING_WORDS = re.compile(
     r"contrary|comparable)\b",
     re.I,
 )
-_MOTIVATION = re.compile(r"^(?:however|while|although|despite|recent|existing|prior|traditional|current|many|most)\b|"
-                         r"\bremains?\s+(?:a|an)?\s*(?:challenge|open|unclear)|\bhave\s+(?:shown|been)\b", re.I)
+_MOTIVATION = re.compile(
+    r"^(?:however|while|although|despite|recent|existing|prior|traditional|current|many|most)\b|"
+    r"\bremains?\s+(?:a|an)?\s*(?:challenge|open|unclear)|\bhave\s+(?:shown|been)\b",
+    re.I,
+)
 
 
 @dataclass
@@ -86,8 +89,11 @@ def defines(abstract: str, term: str, title: str = "", label: str = "") -> bool:
     ("X is a …", "X (…) are …", "X refers to …", "X, a …")."""
     if introduces(abstract, term, title) or fold(label) == fold(term):
         return True
-    pattern = re.compile(rf"(?:^|[.;:]\s)(?:the\s+)?{re.escape(term)}s?\s*(?:\([^)]{{0,60}}\)\s*)?"
-                         rf"(?:is|are|refers?\s+to|denotes?|describes?|,\s+(?:a|an|the))\s", re.I)
+    pattern = re.compile(
+        rf"(?:^|[.;:]\s)(?:the\s+)?{re.escape(term)}s?\s*(?:\([^)]{{0,60}}\)\s*)?"
+        rf"(?:is|are|refers?\s+to|denotes?|describes?|,\s+(?:a|an|the))\s",
+        re.I,
+    )
     return any(pattern.search(plain(s)) for s in split_sentences(abstract))
 
 
@@ -167,31 +173,50 @@ class Relevance:
         if any(mentions_author(text, h) for h in hits):
             return Gate(True, "an author named in the question wrote a retrieved paper", best)
         if question.person:
-            return Gate(False, "the question asks who did something; the collection knows only its papers' authors", best)
+            return Gate(
+                False, "the question asks who did something; the collection knows only its papers' authors", best
+            )
         exclude = {str(v) for v in question.filters.public().values()} | set(question.authors)
-        asked = (question.rest or question.text) + (text[len(question.text):] if text.startswith(question.text) else "")
+        asked = (question.rest or question.text) + (
+            text[len(question.text) :] if text.startswith(question.text) else ""
+        )
         terms = key_terms(asked, exclude)
-        corpora = {n: f"{h.paper.title} {h.paper.label} {source_text(h.paper)} {' '.join(h.paper.authors)} "
-                      f"{h.paper.track} {h.paper.venue}" for n, h in enumerate(hits, start=1)}
+        corpora = {
+            n: f"{h.paper.title} {h.paper.label} {source_text(h.paper)} {' '.join(h.paper.authors)} "
+            f"{h.paper.track} {h.paper.venue}"
+            for n, h in enumerate(hits, start=1)
+        }
         missing = sorted(t for t in terms if not any(contains_term(c, t) for c in corpora.values()))
         if missing:
             return Gate(False, f"the sources never mention {', '.join(missing)}", best)
         subjects = question.subject_names if question.names_subject else []
         mentioning = [n for n, c in corpora.items() if subjects and any(contains_term(c, s) for s in subjects)]
         if question.kind is Kind.WHICH_PAPER and question.introduce and subjects:
-            focus = [n for n, h in enumerate(hits, start=1) if question.introduced_in(source_text(h.paper), h.paper.title)]
+            focus = [
+                n for n, h in enumerate(hits, start=1) if question.introduced_in(source_text(h.paper), h.paper.title)
+            ]
             if not focus:
-                return Gate(False, f"no source introduces {subjects[0]}; {len(mentioning)} only mention it", best,
-                            related=mentioning)
+                return Gate(
+                    False,
+                    f"no source introduces {subjects[0]}; {len(mentioning)} only mention it",
+                    best,
+                    related=mentioning,
+                )
             return Gate(True, "", best, focus=focus)
         if question.kind in (Kind.DEFINITION, Kind.MECHANISM) and subjects:
-            focus = [n for n, h in enumerate(hits, start=1)
-                     if any(defines(source_text(h.paper), s, h.paper.title, h.paper.label) for s in subjects)]
+            focus = [
+                n
+                for n, h in enumerate(hits, start=1)
+                if any(defines(source_text(h.paper), s, h.paper.title, h.paper.label) for s in subjects)
+            ]
             if not focus:
                 return Gate(False, f"no source introduces or defines {subjects[0]}", best, related=mentioning)
             return Gate(True, "", best, focus=focus)
-        asserting = {n: f"{h.paper.title} {h.paper.label} {asserted(source_text(h.paper))} {' '.join(h.paper.authors)} "
-                        f"{h.paper.track} {h.paper.venue}" for n, h in enumerate(hits, start=1)}
+        asserting = {
+            n: f"{h.paper.title} {h.paper.label} {asserted(source_text(h.paper))} {' '.join(h.paper.authors)} "
+            f"{h.paper.track} {h.paper.venue}"
+            for n, h in enumerate(hits, start=1)
+        }
         holding = {n for n, c in asserting.items() if all(contains_term(c, t) for t in terms)}
         if terms and not holding:
             return Gate(False, f"the sources name {', '.join(sorted(terms))} only in examples or quotes", best)
@@ -213,7 +238,10 @@ class Relevance:
             if close or (overlap >= 0.5 and len(qwords) >= 2):  # or it shares most of the question's words
                 good = max(good, sim)
         if not good:
-            why = "no sentence that states a number is close to the question" if question.kind is Kind.NUMERIC else \
-                "no sentence is close to the question"
+            why = (
+                "no sentence that states a number is close to the question"
+                if question.kind is Kind.NUMERIC
+                else "no sentence is close to the question"
+            )
             return Gate(False, f"{why} (best {best:.2f})", best)
         return Gate(True, "", best)

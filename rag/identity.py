@@ -22,9 +22,28 @@ from rag.types import Paper
 PLACEHOLDERS = frozenset(
     normalise(text)
     for text in (
-        "No abstract available", "No abstract available.", "Abstract not available", "No abstract", "Abstract",
-        "N/A", "NA", "none", "null", "nil", "TBD", "TBA", "todo", "coming soon", "to appear", "abstract missing",
-        "no abstract provided", "abstract unavailable", "not available", "unknown", "-", "?",
+        "No abstract available",
+        "No abstract available.",
+        "Abstract not available",
+        "No abstract",
+        "Abstract",
+        "N/A",
+        "NA",
+        "none",
+        "null",
+        "nil",
+        "TBD",
+        "TBA",
+        "todo",
+        "coming soon",
+        "to appear",
+        "abstract missing",
+        "no abstract provided",
+        "abstract unavailable",
+        "not available",
+        "unknown",
+        "-",
+        "?",
     )
 )
 MIN_IDENTIFYING_CHARS = 80  # normalised letters and digits: about two short sentences

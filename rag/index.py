@@ -40,8 +40,15 @@ log = logging.getLogger(__name__)
 def keyword_text(paper: Paper, chunk_text: str) -> str:
     """What BM25 sees for a chunk: its text (title and abstract piece, or the title alone) and the
     paper's label, authors, venue, year, track and decision, so all of them are searchable."""
-    fields = [paper.label, "; ".join(paper.authors), paper.venue, str(paper.year or ""), paper.track,
-              str(paper.extra.get("area") or ""), paper.decision]
+    fields = [
+        paper.label,
+        "; ".join(paper.authors),
+        paper.venue,
+        str(paper.year or ""),
+        paper.track,
+        str(paper.extra.get("area") or ""),
+        paper.decision,
+    ]
     return chunk_text + "\n" + " ".join(f for f in fields if f)
 
 
@@ -164,7 +171,9 @@ class Index:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as again:
-            raise StoreError(f"cannot use the cache folder {self.folder} ({again.strerror}): delete it and re-run") from again
+            raise StoreError(
+                f"cannot use the cache folder {self.folder} ({again.strerror}): delete it and re-run"
+            ) from again
 
     @property
     def catalog(self) -> Catalog:
@@ -273,7 +282,9 @@ class Index:
             "chunks_expected": counts["expected_chunks"],
             "papers_missing_vectors": counts["missing_vectors"],
             "log_segments": segments,
-            "cache": "in sync" if not stale else f"stale: {stale} log segments not applied yet (another process is writing)",
+            "cache": "in sync"
+            if not stale
+            else f"stale: {stale} log segments not applied yet (another process is writing)",
             "keyword_segments": len(self.keyword.reload().segments),
             "embedding_model": self.embedder.name,
             "fingerprint": self.fingerprint,

@@ -121,8 +121,14 @@ def batched(items: Iterable[Paper], size: int) -> Iterator[list[Paper]]:
 
 
 class Ingester:
-    def __init__(self, index: Index, chunker: Chunker, embed: EmbedPool, progress: Progress | None = None,
-                 batch_papers: int = BATCH_PAPERS) -> None:
+    def __init__(
+        self,
+        index: Index,
+        chunker: Chunker,
+        embed: EmbedPool,
+        progress: Progress | None = None,
+        batch_papers: int = BATCH_PAPERS,
+    ) -> None:
         self.index = index
         self.chunker = chunker
         self.embed = embed
@@ -201,8 +207,13 @@ class Ingester:
             prev_pid = prev.pid if prev else (old.pid if old and old.live else None)
             pid = paper.id if paper.own_id else self._target_idless(paper, skey, prev_pid, staged)
             if again:
-                self.report.merges.append(Merge(pid, [f"{paper.source}:{paper.position}"],
-                                                "the same record (same id) again in one file: the later one is kept"))
+                self.report.merges.append(
+                    Merge(
+                        pid,
+                        [f"{paper.source}:{paper.position}"],
+                        "the same record (same id) again in one file: the later one is kept",
+                    )
+                )
             elif old is not None and old.live and old.pid == pid and old.digest == digest:
                 unchanged.add(pid)
                 continue
@@ -218,27 +229,42 @@ class Ingester:
         key = abstract_key(paper.abstract)
         if key:
             listed = {s.pid for s in catalog.with_abstract_key(key) if s.own_id}
-            listed |= {s.pid for s in staged.values() if s.paper and s.paper.own_id and abstract_key(s.paper.abstract) == key}
+            listed |= {
+                s.pid for s in staged.values() if s.paper and s.paper.own_id and abstract_key(s.paper.abstract) == key
+            }
             if len(listed) == 1:
                 target = next(iter(listed))
                 self._note_merge(target, paper, "the same abstract (whole text, normalised)", prev_pid)
                 return target
             if len(listed) > 1:
-                self.report.merges.append(Merge(paper.id, [f"{paper.source}:{paper.position}"],
-                                                f"not merged: the abstract equals {len(listed)} listed papers "
-                                                f"({', '.join(sorted(listed)[:4])})"))
+                self.report.merges.append(
+                    Merge(
+                        paper.id,
+                        [f"{paper.source}:{paper.position}"],
+                        f"not merged: the abstract equals {len(listed)} listed papers "
+                        f"({', '.join(sorted(listed)[:4])})",
+                    )
+                )
         if not paper.title and paper.abstract:
             from rag.text import introduced_name
 
             name = fold(introduced_name(paper.abstract))
             if name:
                 heads = set(catalog.title_only_with_head(name))
-                heads |= {s.pid for s in staged.values() if s.paper and s.paper.own_id and not s.paper.abstract
-                          and title_head(s.paper.title) == name}
+                heads |= {
+                    s.pid
+                    for s in staged.values()
+                    if s.paper and s.paper.own_id and not s.paper.abstract and title_head(s.paper.title) == name
+                }
                 if len(heads) == 1:
                     target = next(iter(heads))
-                    self._note_merge(target, paper, f"its coined name '{introduced_name(paper.abstract)}' opens "
-                                                    "the title of exactly one title-only listed paper", prev_pid)
+                    self._note_merge(
+                        target,
+                        paper,
+                        f"its coined name '{introduced_name(paper.abstract)}' opens "
+                        "the title of exactly one title-only listed paper",
+                        prev_pid,
+                    )
                     return target
         if prev_pid and prev_pid.startswith("a-") and prev_pid != paper.id:
             copies = catalog.copies_of([prev_pid]).get(prev_pid, [])
@@ -265,7 +291,9 @@ class Ingester:
             others = [p for p in catalog.title_only_with_head(head) if p != listed.id]
             labelled = catalog.idless_with_label(head)
             if not others and len(labelled) == 1:
-                candidates.append((labelled[0], f"the title opens with '{head}', the coined name its abstract introduces"))
+                candidates.append(
+                    (labelled[0], f"the title opens with '{head}', the coined name its abstract introduces")
+                )
         if not candidates:
             return
         moving = catalog.copies_of([pid for pid, _ in candidates])
@@ -284,8 +312,10 @@ class Ingester:
     def _commit(self, staged: dict[str, Staged], unchanged: set[str]) -> None:
         index, catalog = self.index, self.index.catalog
         affected = {s.pid for s in staged.values()} | {s.prev_pid for s in staged.values() if s.prev_pid}
-        copies = {pid: {skey: (digest, paper) for skey, digest, paper in items}
-                  for pid, items in catalog.copies_of(sorted(affected)).items()}
+        copies = {
+            pid: {skey: (digest, paper) for skey, digest, paper in items}
+            for pid, items in catalog.copies_of(sorted(affected)).items()
+        }
         for s in staged.values():
             if s.prev_pid and s.prev_pid in copies:
                 copies[s.prev_pid].pop(s.skey, None)
@@ -310,24 +340,29 @@ class Ingester:
         for pid, state in expected.items():
             ids = [str(ChunkId(pid, state.version, n)) for n in range(state.n_chunks)]
             if (pid, state.version) not in live or not all(i in present for i in ids):
-                parts = list(catalog.copies_of([pid]).get(pid, []))
-                if not parts:
+                held = catalog.copies_of([pid]).get(pid, [])
+                if not held:
                     continue
-                merged[pid] = merge_papers([p for _, _, p in parts], pid)
-                digest_of[pid] = copies_digest([d for _, d, _ in parts])
+                merged[pid] = merge_papers([p for _, _, p in held], pid)
+                digest_of[pid] = copies_digest([d for _, d, _ in held])
                 chunks[pid] = self.chunker.chunk(merged[pid])
                 live.pop((pid, state.version), None)
                 self.report.repaired.append(pid)
             else:
                 self.report.unchanged += 1
         # Embed what has no vectors yet.
-        to_embed = [c for pid, cs in chunks.items() for c in cs
-                    if (pid, cs[0].id.version) not in live or not all(str(x.id) in present for x in cs)]
+        to_embed = [
+            c
+            for pid, cs in chunks.items()
+            for c in cs
+            if (pid, cs[0].id.version) not in live or not all(str(x.id) in present for x in cs)
+        ]
         vector_changes: list[VectorChange] = []
         if to_embed:
             vectors = self._embed_with_progress([c.text for c in to_embed])
-            index.store.upsert_chunks([str(c.id) for c in to_embed], vectors,
-                                      [{"paper_id": c.id.paper_id, "n": c.id.n} for c in to_embed])
+            index.store.upsert_chunks(
+                [str(c.id) for c in to_embed], vectors, [{"paper_id": c.id.paper_id, "n": c.id.n} for c in to_embed]
+            )
             self.report.chunks_embedded += len(to_embed)
             for pid in dict.fromkeys(c.id.paper_id for c in to_embed):
                 vector_changes.append(VectorChange(pid, chunks[pid][0].id.version, len(chunks[pid])))
@@ -341,11 +376,16 @@ class Ingester:
                 vector_changes.append(VectorChange(pid, version, 0))
                 garbage += [str(ChunkId(pid, version, i)) for i in range(n)]
         segment = Segment.new(self.writer)
-        segment.copies = [CopyChange(s.skey, s.pid, s.source, s.digest, None if s.paper is None else s.paper.to_dict())
-                          for s in staged.values()]
+        segment.copies = [
+            CopyChange(s.skey, s.pid, s.source, s.digest, None if s.paper is None else s.paper.to_dict())
+            for s in staged.values()
+        ]
         segment.vectors = vector_changes
-        segment.hints = [PaperHint(pid, digest_of[pid], merged[pid].label, cs[0].id.version, len(cs))
-                         for pid, cs in chunks.items() if pid in digest_of]
+        segment.hints = [
+            PaperHint(pid, digest_of[pid], merged[pid].label, cs[0].id.version, len(cs))
+            for pid, cs in chunks.items()
+            if pid in digest_of
+        ]
         if not len(segment):
             return
         index.store.write_segment(segment)
@@ -381,8 +421,9 @@ class Ingester:
         return np.vstack(parts)
 
     # -- keyword index, fed as we go --------------------------------------------------------
-    def _feed_keyword(self, merged: dict[str, Paper], chunks: dict[str, list[Chunk]], changed: set[str],
-                      states: dict[str, Any]) -> None:
+    def _feed_keyword(
+        self, merged: dict[str, Paper], chunks: dict[str, list[Chunk]], changed: set[str], states: dict[str, Any]
+    ) -> None:
         catalog = self.index.catalog
         numbers = catalog.pnos(sorted(p for p in changed if p in merged))
         for pid, pno in numbers.items():

@@ -28,6 +28,7 @@ import threading
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import Stemmer
@@ -56,8 +57,10 @@ class Tokenizer:
 
     def _learn(self, words: list[str]) -> None:
         stems = self._stemmer.stemWords(words)
-        ids = {w: int.from_bytes(hashlib.blake2b(s.encode(), digest_size=8).digest(), "little") >> 1
-               for w, s in zip(words, stems)}
+        ids = {
+            w: int.from_bytes(hashlib.blake2b(s.encode(), digest_size=8).digest(), "little") >> 1
+            for w, s in zip(words, stems)
+        }
         with self._lock:
             if len(self._ids) > 2_000_000:
                 self._ids.clear()
@@ -103,7 +106,7 @@ class Segment:
     def __init__(self, folder: Path, deleted: np.ndarray | None = None, mmap: bool = True) -> None:
         self.folder = folder
         self.name = folder.name
-        mode = "r" if mmap else None
+        mode: Literal["r"] | None = "r" if mmap else None
         arrays = {name: np.load(folder / f"{name}.npy", mmap_mode=mode) for name in _ARRAYS}
         self.terms, self.indptr, self.docs, self.tfs = arrays["terms"], arrays["indptr"], arrays["docs"], arrays["tfs"]
         self.doclen, self.pno, self.chunk = arrays["doclen"], arrays["pno"], arrays["chunk"]
@@ -124,8 +127,15 @@ class Segment:
         return self.docs[lo:hi], self.tfs[lo:hi]
 
     @staticmethod
-    def write(folder: Path, term_ids: np.ndarray, doc_ids: np.ndarray, tfs: np.ndarray,
-              doclen: np.ndarray, pno: np.ndarray, chunk: np.ndarray) -> None:
+    def write(
+        folder: Path,
+        term_ids: np.ndarray,
+        doc_ids: np.ndarray,
+        tfs: np.ndarray,
+        doclen: np.ndarray,
+        pno: np.ndarray,
+        chunk: np.ndarray,
+    ) -> None:
         """Write postings given as (term, doc, tf) triples, in any order."""
         order = np.lexsort((doc_ids, term_ids))
         terms_sorted = term_ids[order]
@@ -134,9 +144,15 @@ class Segment:
         tmp = folder.with_name(folder.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-        data = {"terms": unique.astype(np.int64), "indptr": indptr, "docs": doc_ids[order].astype(np.int32),
-                "tfs": tfs[order].astype(np.uint16), "doclen": doclen.astype(np.int32),
-                "pno": pno.astype(np.int64), "chunk": chunk.astype(np.int32)}
+        data: dict[str, np.ndarray] = {
+            "terms": unique.astype(np.int64),
+            "indptr": indptr,
+            "docs": doc_ids[order].astype(np.int32),
+            "tfs": tfs[order].astype(np.uint16),
+            "doclen": doclen.astype(np.int32),
+            "pno": pno.astype(np.int64),
+            "chunk": chunk.astype(np.int32),
+        }
         for name, array in data.items():
             np.save(tmp / f"{name}.npy", array)
         tmp.rename(folder)
@@ -205,8 +221,15 @@ def merge_segments(segments: list[Segment], folder: Path) -> None:
         pno.append(np.asarray(seg.pno)[live])
         chunk.append(np.asarray(seg.chunk)[live])
         offset += int(live.sum())
-    Segment.write(folder, np.concatenate(terms), np.concatenate(docs), np.concatenate(tfs),
-                  np.concatenate(doclen), np.concatenate(pno), np.concatenate(chunk))
+    Segment.write(
+        folder,
+        np.concatenate(terms),
+        np.concatenate(docs),
+        np.concatenate(tfs),
+        np.concatenate(doclen),
+        np.concatenate(pno),
+        np.concatenate(chunk),
+    )
 
 
 class KeywordIndex:
@@ -226,7 +249,7 @@ class KeywordIndex:
     def manifest(self) -> Path:
         return self.folder / "manifest.json"
 
-    def reload(self) -> "KeywordIndex":
+    def reload(self) -> KeywordIndex:
         """Open the segments of the current manifest (cheap when it has not changed). A damaged
         index raises ValueError; the caller rebuilds it."""
         try:
@@ -306,7 +329,9 @@ class KeywordIndex:
                 builder.write(folder)
                 segments.append(Segment(folder))
         segments = self._merge_policy(segments)
-        self._save(segments, {s.name: deleted_files[s.name] for s in segments if s.name in deleted_files and s.deleted.any()})
+        self._save(
+            segments, {s.name: deleted_files[s.name] for s in segments if s.name in deleted_files and s.deleted.any()}
+        )
 
     def _merge_policy(self, segments: list[Segment], force: bool = False) -> list[Segment]:
         """Tiered merging: while there are more than MAX_SEGMENTS, merge the smallest four; a
@@ -354,7 +379,7 @@ class KeywordIndex:
         total_docs = sum(len(s) for s in segments)
         avgdl = max(sum(float(np.asarray(s.doclen).sum()) for s in segments) / max(total_docs, 1), 1.0)
         postings = [[s.postings(t) for t in terms] for s in segments]
-        df = [sum(len(p[i][0]) for p in postings if p[i] is not None) for i in range(len(terms))]
+        df = [sum(len(got[0]) for p in postings if (got := p[i]) is not None) for i in range(len(terms))]
         idf = [float(np.log(1 + (total_docs - d + 0.5) / (d + 0.5))) for d in df]
         found: list[KeywordMatch] = []
         for seg, seg_postings in zip(segments, postings):

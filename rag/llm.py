@@ -17,13 +17,14 @@ one cut later raises, because part of the answer has already been shown. The ans
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import logging
 import queue
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,9 +94,11 @@ class OpenAIChat:
     def _error(self, err: Exception, elapsed: float, attempts: int) -> LLMError:
         where = self._where()
         tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
-        if isinstance(err, _Deadline) or isinstance(err, openai.APITimeoutError):
-            return LLMError(f"the LLM endpoint {where} gave no complete answer within the deadline: gave up after "
-                            f"{elapsed:.1f} s ({tries}; RAG_LLM_TIMEOUT_S={self.settings.llm_timeout_s:g}): check the server")
+        if isinstance(err, (_Deadline, openai.APITimeoutError)):
+            return LLMError(
+                f"the LLM endpoint {where} gave no complete answer within the deadline: gave up after "
+                f"{elapsed:.1f} s ({tries}; RAG_LLM_TIMEOUT_S={self.settings.llm_timeout_s:g}): check the server"
+            )
         if isinstance(err, openai.AuthenticationError):
             return LLMError(f"the LLM endpoint {where} refused the API key (401): check OPENAI_API_KEY")
         if isinstance(err, openai.PermissionDeniedError):
@@ -103,21 +106,31 @@ class OpenAIChat:
         if isinstance(err, openai.NotFoundError):
             return LLMError(f"model '{self.name}' not found at {where} (404): check RAG_LLM_MODEL and OPENAI_BASE_URL")
         if isinstance(err, openai.RateLimitError):
-            return LLMError(f"the LLM endpoint {where} is rate-limiting (429) after {attempts - 1} retries; gave up after "
-                            f"{elapsed:.1f} s: wait, or check your quota")
+            return LLMError(
+                f"the LLM endpoint {where} is rate-limiting (429) after {attempts - 1} retries; gave up after "
+                f"{elapsed:.1f} s: wait, or check your quota"
+            )
         if isinstance(err, openai.APIConnectionError):
             return LLMError(f"cannot reach the LLM endpoint {where}: check OPENAI_BASE_URL and that the server runs")
         if isinstance(err, openai.APIStatusError):
-            return LLMError(f"the LLM endpoint {where} failed ({err.status_code}) after {attempts - 1} retries; gave up after "
-                            f"{elapsed:.1f} s: the server is failing; try later")
+            return LLMError(
+                f"the LLM endpoint {where} failed ({err.status_code}) after {attempts - 1} retries; gave up after "
+                f"{elapsed:.1f} s: the server is failing; try later"
+            )
         if isinstance(err, _Empty):
-            return LLMError(f"the LLM endpoint {where} returned an empty answer ({tries}): check RAG_LLM_MODEL and the server")
-        return LLMError(f"the LLM endpoint {where} sent a reply that cannot be read ({tries}; {type(err).__name__}): "
-                        "check OPENAI_BASE_URL points at an OpenAI-compatible API")
+            return LLMError(
+                f"the LLM endpoint {where} returned an empty answer ({tries}): check RAG_LLM_MODEL and the server"
+            )
+        return LLMError(
+            f"the LLM endpoint {where} sent a reply that cannot be read ({tries}; {type(err).__name__}): "
+            "check OPENAI_BASE_URL points at an OpenAI-compatible API"
+        )
 
     @staticmethod
     def _retryable(err: Exception) -> bool:
-        if isinstance(err, (_Empty, openai.RateLimitError, openai.APIConnectionError)) and not isinstance(err, openai.APITimeoutError):
+        if isinstance(err, (_Empty, openai.RateLimitError, openai.APIConnectionError)) and not isinstance(
+            err, openai.APITimeoutError
+        ):
             return True
         if isinstance(err, openai.APIStatusError):
             return err.status_code >= 500
@@ -149,7 +162,9 @@ class OpenAIChat:
                 if self._may_retry(err, attempt, usage):
                     attempt += 1
                     continue
-                raise self._error(err, time.monotonic() - started, attempt + 1) from (None if isinstance(err, _Deadline) else err)
+                raise self._error(err, time.monotonic() - started, attempt + 1) from (
+                    None if isinstance(err, _Deadline) else err
+                )
 
     def _attempt(self, messages: list[Message], usage: Usage, max_tokens: int) -> Iterator[str]:
         """One request, read on a helper thread; every wait is bounded by the deadline."""
@@ -158,7 +173,12 @@ class OpenAIChat:
         if remaining <= 0:
             raise _Deadline()
         response = self._client.chat.completions.create(
-            model=self.name, messages=messages, stream=True, temperature=0, max_tokens=max_tokens, timeout=remaining  # type: ignore[arg-type]
+            model=self.name,
+            messages=messages,  # type: ignore[arg-type]  # plain role/content dicts, as the API takes
+            stream=True,
+            temperature=0,
+            max_tokens=max_tokens,
+            timeout=remaining,  # type: ignore[arg-type]
         )
         usage.calls += 1
         usage.prompt_tokens += message_tokens(messages)
@@ -169,7 +189,7 @@ class OpenAIChat:
                 for event in response:
                     events.put(("event", event))
                 events.put(("end", None))
-            except BaseException as err:  # noqa: BLE001 - handed to the reading thread
+            except BaseException as err:
                 events.put(("error", err))
 
         threading.Thread(target=pump, name="llm-stream", daemon=True).start()
@@ -203,10 +223,8 @@ class OpenAIChat:
                 tokens += size
                 yield delta
         finally:
-            try:
+            with contextlib.suppress(Exception):
                 response.close()  # type: ignore[union-attr]
-            except Exception:  # noqa: BLE001, S110 - closing a broken stream may itself fail
-                pass
 
     def _may_retry(self, err: Exception, attempt: int, usage: Usage) -> bool:
         """Back off and say yes while the error is transient, the bound is not reached and the

@@ -47,8 +47,12 @@ def build_server(tools: PaperTools) -> Server[Any, Any]:
     @server.list_tools()
     async def list_tools() -> list[types.Tool]:
         return [
-            types.Tool(name=spec.name, description=spec.description, inputSchema=spec.input_schema(),
-                       annotations=types.ToolAnnotations(readOnlyHint=True, openWorldHint=False))
+            types.Tool(
+                name=spec.name,
+                description=spec.description,
+                inputSchema=spec.input_schema(),
+                annotations=types.ToolAnnotations(readOnlyHint=True, openWorldHint=False),
+            )
             for spec in SPECS.values()
         ]
 
@@ -73,7 +77,7 @@ def _error(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], isError=True)
 
 
-def run_stdio(app: "App") -> None:
+def run_stdio(app: App) -> None:
     """Serve until the client closes stdin."""
     protocol_fd = os.dup(1)
     os.dup2(2, 1)

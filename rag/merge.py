@@ -24,8 +24,10 @@ def _authors(parts: list[Paper]) -> tuple[list[str], bool]:
         if not names:
             continue
         # A complete list beats a cut one unless the cut one is strictly longer.
-        better = (not best[0]) or (best[1] and not cut and len(names) >= len(best[0])) or (
-            best[1] == cut and len(names) > len(best[0])
+        better = (
+            (not best[0])
+            or (best[1] and not cut and len(names) >= len(best[0]))
+            or (best[1] == cut and len(names) > len(best[0]))
         )
         if better:
             best = (names, cut)
@@ -38,8 +40,13 @@ def merge_papers(parts: list[Paper], paper_id: str, label: str | None = None) ->
     every file (`extra["sources"]`). Copies with an own id come first, so their values win ties."""
     ordered = sorted(parts, key=lambda p: (not p.own_id, p.source, p.ordinal))
     first = ordered[0]
-    merged = Paper(id=paper_id, source=first.source, position=first.position, ordinal=first.ordinal,
-                   own_id=any(p.own_id for p in parts))
+    merged = Paper(
+        id=paper_id,
+        source=first.source,
+        position=first.position,
+        ordinal=first.ordinal,
+        own_id=any(p.own_id for p in parts),
+    )
     tracks: list[str] = []
     extra: dict[str, Any] = {}
     for p in ordered:

@@ -74,15 +74,28 @@ class PaperMap:
     def save(self, path: Path) -> None:
         """Atomically (a reader never sees half a file)."""
         tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez(tmp, ids=np.array(self.ids, dtype=str), xy=self.xy, cluster=self.cluster,
-                 names=np.array(self.names, dtype=str), embedded=self.embedded, generation=np.array(self.generation))
+        np.savez(
+            tmp,
+            ids=np.array(self.ids, dtype=str),
+            xy=self.xy,
+            cluster=self.cluster,
+            names=np.array(self.names, dtype=str),
+            embedded=self.embedded,
+            generation=np.array(self.generation),
+        )
         tmp.replace(path)
 
     @classmethod
-    def load(cls, path: Path) -> "PaperMap":
+    def load(cls, path: Path) -> PaperMap:
         with np.load(path, allow_pickle=False) as data:
-            return cls([str(i) for i in data["ids"]], data["xy"].astype(np.float32), data["cluster"].astype(np.int32),
-                       [str(n) for n in data["names"]], data["embedded"].astype(bool), str(data["generation"]))
+            return cls(
+                [str(i) for i in data["ids"]],
+                data["xy"].astype(np.float32),
+                data["cluster"].astype(np.int32),
+                [str(n) for n in data["names"]],
+                data["embedded"].astype(bool),
+                str(data["generation"]),
+            )
 
 
 def default_k(n: int) -> int:
@@ -115,9 +128,9 @@ def _kmeans_once(x: np.ndarray, k: int, seed: int, iterations: int) -> np.ndarra
         dist = np.minimum(dist, ((x - x[pick]) ** 2).sum(1))
     c = np.array(centres)
     labels = np.zeros(n, dtype=np.int32)
-    sq = (x ** 2).sum(1)[:, None]
+    sq = (x**2).sum(1)[:, None]
     for step in range(iterations):
-        d = sq - 2 * x @ c.T + (c ** 2).sum(1)[None, :]
+        d = sq - 2 * x @ c.T + (c**2).sum(1)[None, :]
         new = d.argmin(1).astype(np.int32)
         if step and np.array_equal(new, labels):
             break
@@ -154,13 +167,13 @@ def _centre_layout(centres: np.ndarray, radii: np.ndarray, steps: int = 300) -> 
     j = np.eye(k) - 1.0 / k
     values, vectors = np.linalg.eigh(-0.5 * j @ sq @ j)
     pos = vectors[:, ::-1][:, :2] * np.sqrt(np.maximum(values[::-1][:2], 1e-12))
-    spread = np.sqrt((pos ** 2).sum(1)).max() or 1.0
+    spread = np.sqrt((pos**2).sum(1)).max() or 1.0
     pos = pos / spread * radii.sum() * 0.3  # start crowded: the push below opens just enough room
     rng = np.random.default_rng(0)
     pos += rng.normal(scale=1e-6, size=pos.shape)  # coincident centres still get a direction
     for _ in range(steps):
         gap = pos[:, None, :] - pos[None, :, :]
-        dist = np.sqrt((gap ** 2).sum(-1)) + np.eye(k)
+        dist = np.sqrt((gap**2).sum(-1)) + np.eye(k)
         need = (radii[:, None] + radii[None, :]) * 1.15
         overlap = np.clip(need - dist, 0, None) * (1 - np.eye(k))
         if not overlap.any():
@@ -186,7 +199,7 @@ def _layout(x: np.ndarray, labels: np.ndarray, k: int) -> np.ndarray:
             local = dev @ vt[:2].T
         else:
             local = np.zeros((len(idx), 2))
-        norm = np.sqrt((local ** 2).sum(1))
+        norm = np.sqrt((local**2).sum(1))
         scale = np.percentile(norm, 90) if len(idx) > 2 and norm.any() else 1.0
         squeezed = np.tanh(norm / (scale or 1.0)) / np.maximum(norm, 1e-12)  # radius -> within the disc
         xy[idx] = anchor[j] + local * squeezed[:, None] * radii[j] * 0.95
@@ -198,7 +211,7 @@ def _layout(x: np.ndarray, labels: np.ndarray, k: int) -> np.ndarray:
         margin = (d[rows, second] - d[rows, first]) / np.maximum(d[rows, first], 1e-12)
         lean = 0.35 * np.exp(-4 * margin)[:, None]
         toward = anchor[second] - anchor[labels]
-        length = np.maximum(np.sqrt((toward ** 2).sum(1, keepdims=True)), 1e-12)
+        length = np.maximum(np.sqrt((toward**2).sum(1, keepdims=True)), 1e-12)
         xy += lean * toward / length * radii[labels][:, None]
     return xy
 
@@ -246,7 +259,8 @@ def cluster_names(texts: Sequence[str], labels: np.ndarray, k: int, words: int =
         size = max(len(members), 1)
         scored = sorted(  # share in the cluster × log(lift over the collection): frequent here, rare elsewhere
             ((c / size) * math.log((c / size) / (overall[t] / n)) * (1.3 if " " in t else 1.0), t)
-            for t, c in counts.items() if c >= floor and overall[t] < n * 0.5
+            for t, c in counts.items()
+            if c >= floor and overall[t] < n * 0.5
         )[::-1]
         chosen: list[str] = []
         for _, term in scored:
@@ -259,8 +273,15 @@ def cluster_names(texts: Sequence[str], labels: np.ndarray, k: int, words: int =
     return names
 
 
-def compute_map(ids: Sequence[str], vectors: np.ndarray, texts: Sequence[str], embedded: np.ndarray | None = None,
-                k: int | None = None, seed: int = 0, generation: str = "") -> PaperMap:
+def compute_map(
+    ids: Sequence[str],
+    vectors: np.ndarray,
+    texts: Sequence[str],
+    embedded: np.ndarray | None = None,
+    k: int | None = None,
+    seed: int = 0,
+    generation: str = "",
+) -> PaperMap:
     """The map of `len(ids)` papers from their vectors (one row each) and texts (title + abstract,
     for naming the clusters)."""
     n = len(ids)

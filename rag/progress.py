@@ -18,8 +18,14 @@ def _duration(seconds: float) -> str:
 
 
 class Progress:
-    def __init__(self, label: str, total: int | None = None, stream: TextIO | None = None,
-                 every_s: float = 5.0, enabled: bool = True) -> None:
+    def __init__(
+        self,
+        label: str,
+        total: int | None = None,
+        stream: TextIO | None = None,
+        every_s: float = 5.0,
+        enabled: bool = True,
+    ) -> None:
         self.label = label
         self.total = total
         self.stream = stream or sys.stderr
@@ -42,7 +48,9 @@ class Progress:
     def line(self) -> str:
         elapsed = max(time.monotonic() - self.started, 1e-9)
         rate = self.done / elapsed
-        text = f"{self.label}: {int(self.done):,}" + (f"/{self.total:,}" if self.total else "") + f" papers ({rate:,.1f}/s"
+        text = (
+            f"{self.label}: {int(self.done):,}" + (f"/{self.total:,}" if self.total else "") + f" papers ({rate:,.1f}/s"
+        )
         if self.total and rate > 0 and self.done < self.total:
             text += f", about {_duration((self.total - self.done) / rate)} left"
         return text + f", {_duration(elapsed)} so far)"

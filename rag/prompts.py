@@ -5,11 +5,11 @@ than a silently odd prompt later."""
 from __future__ import annotations
 
 import string
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
-from rag.resources import asset_dir
 from rag.errors import PromptError
+from rag.resources import asset_dir
 
 PROMPT_DIR = asset_dir("prompts")
 
@@ -30,7 +30,7 @@ class Template:
         return self.text.format(**values)
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(name: str, fields: frozenset[str], folder: Path = PROMPT_DIR) -> Template:
     path = folder / f"{name}.md"
     try:

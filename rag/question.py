@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from enum import Enum
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from rag.catalog import Filters
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from rag.catalog import Catalog
 
 
-class Kind(str, Enum):
+class Kind(StrEnum):
     """Kinds of question. Catalogue kinds are answered from catalogue fields, the others from
     quoted abstract sentences."""
 
@@ -92,7 +92,7 @@ class Question:
             return False
         if introduces(abstract, names[0], title):
             return True
-        head = names[0][len(names[-1]):].strip().lower() if len(names) > 1 else ""
+        head = names[0][len(names[-1]) :].strip().lower() if len(names) > 1 else ""
         if head in _SPECIFIC_HEADS and not re.search(rf"\b{re.escape(head[:5])}", f"{title} {abstract}", re.I):
             return False
         return any(introduces(abstract, name, title) for name in names[1:])
@@ -108,27 +108,38 @@ class Question:
         return len(words) <= 4 and not any(w.lower() in _DESCRIPTIVE for w in words)
 
 
-_GENERIC_HEADS = ("architecture|model|models|method|methods|benchmark|dataset|framework|algorithm|technique|approach|agent|"
-                  "platform|environment|suite|toolkit|simulator|"
-                  "network|networks|optimizer|optimiser|loss|metric|layer|mechanism|paper|library|tool|system|task")
+_GENERIC_HEADS = (
+    "architecture|model|models|method|methods|benchmark|dataset|framework|algorithm|technique|approach|agent|"
+    "platform|environment|suite|toolkit|simulator|"
+    "network|networks|optimizer|optimiser|loss|metric|layer|mechanism|paper|library|tool|system|task"
+)
 # What a question may ask "of" a paper without the answer repeating the word ("the main idea of X").
-_GENERIC_ASKS = set("idea ideas contribution contributions goal goals aim purpose main key result results finding findings "
-                    "method methods approach role effect effects impact benefit benefits advantage advantages limitation "
-                    "limitations difference differences motivation problem task focus name definition meaning point "
-                    "summary gist novelty outcome output input core basis principle intuition".split())
+_GENERIC_ASKS = set(
+    "idea ideas contribution contributions goal goals aim purpose main key result results finding findings "
+    "method methods approach role effect effects impact benefit benefits advantage advantages limitation "
+    "limitations difference differences motivation problem task focus name definition meaning point "
+    "summary gist novelty outcome output input core basis principle intuition".split()
+)
 # Heads that say what kind of thing a name is, where a namesake of another kind is not it.
 _SPECIFIC_HEADS = {"optimizer", "optimiser", "loss", "metric", "layer", "mechanism", "library"}
 _DESCRIPTIVE = {"for", "that", "which", "to", "how", "with", "about", "when", "where", "whose", "whether"}
-_INTRODUCE_VERB = (r"(?:first\s+)?(?:propos|introduc|present|develop|creat|releas|design|buil[dt]|invent|coin|"
-                   r"came up with|come up with|define|devis|formulat)\w*")
+_INTRODUCE_VERB = (
+    r"(?:first\s+)?(?:propos|introduc|present|develop|creat|releas|design|buil[dt]|invent|coin|"
+    r"came up with|come up with|define|devis|formulat)\w*"
+)
 _PAPER = r"(?:paper|work|study|article|publication|submission|abstract)"
-_PRONOUN = re.compile(r"\b(?:it|its|it's|this (?:paper|work|method|model|study|one)|that (?:paper|work|one)|the paper|"
-                      r"they|their|them|these papers|those papers)\b", re.I)
-_FILLER = set("which what who whom whose where when how are is was were there do does did the a an of in on at by "
-              "for from to and or all any list show me give find tell papers paper works work studies study articles "
-              "collection catalogue catalog index accepted total number count many much there's these those "
-              "some with about have has had included include includes contain contains listed accept accepted "
-              "get got were published presented appear appeared".split())
+_PRONOUN = re.compile(
+    r"\b(?:it|its|it's|this (?:paper|work|method|model|study|one)|that (?:paper|work|one)|the paper|"
+    r"they|their|them|these papers|those papers)\b",
+    re.I,
+)
+_FILLER = set(
+    "which what who whom whose where when how are is was were there do does did the a an of in on at by "
+    "for from to and or all any list show me give find tell papers paper works work studies study articles "
+    "collection catalogue catalog index accepted total number count many much there's these those "
+    "some with about have has had included include includes contain contains listed accept accepted "
+    "get got were published presented appear appeared".split()
+)
 
 
 # -- filters --------------------------------------------------------------------------------
@@ -176,14 +187,20 @@ def recognise_filters(question: str, facets: dict[str, list[str]]) -> tuple[Filt
     for part in parts:
         if fold(part) in ("position", "main"):
             continue
-        pattern = (rf"(?:(?<![\w-]){re.escape(part)}[- ](?:area|track|category|subarea|session)s?)|"
-                   rf"(?:(?:area|track|category|subarea|session)\s+(?:of\s+|on\s+)?{_word(re.escape(part))})")
+        pattern = (
+            rf"(?:(?<![\w-]){re.escape(part)}[- ](?:area|track|category|subarea|session)s?)|"
+            rf"(?:(?:area|track|category|subarea|session)\s+(?:of\s+|on\s+)?{_word(re.escape(part))})"
+        )
         for m in re.finditer(pattern, question, re.I):
             found["track"].add(part)
             spans.append(m.span())
     one = {k: next(iter(v)) for k, v in found.items() if len(v) == 1}
-    filters = Filters(venue=one.get("venue"), year=int(one["year"]) if "year" in one else None,
-                      track=one.get("track"), decision=one.get("decision"))
+    filters = Filters(
+        venue=one.get("venue"),
+        year=int(one["year"]) if "year" in one else None,
+        track=one.get("track"),
+        decision=one.get("decision"),
+    )
     return filters, spans
 
 
@@ -205,7 +222,9 @@ def topic_of(text: str) -> str:
 
 def _clean_subject(text: str) -> str:
     text = re.sub(r"[?.!]+\s*$", "", text.strip())
-    text = re.sub(r"\s+(?:in|at|for)\s+(?:this|the)\s+(?:collection|catalogue|catalog|index|corpus)$", "", text, flags=re.I)
+    text = re.sub(
+        r"\s+(?:in|at|for)\s+(?:this|the)\s+(?:collection|catalogue|catalog|index|corpus)$", "", text, flags=re.I
+    )
     text = re.sub(r"\s+(?:first|originally|initially)$", "", text, flags=re.I)
     return text.strip(" \"'“”‘’")
 
@@ -244,7 +263,7 @@ _FINDING = re.compile(
 )
 
 
-def parse(question: str, catalog: "Catalog | None" = None) -> Question:
+def parse(question: str, catalog: Catalog | None = None) -> Question:
     """Read a question: kind, subject, filters, named authors, topic."""
     text = collapse(question)
     facets = {f: catalog.facet_values(f) for f in ("venue", "year", "track", "decision")} if catalog is not None else {}
@@ -258,55 +277,113 @@ def parse(question: str, catalog: "Catalog | None" = None) -> Question:
     q = Question(text=text, filters=filters, authors=authors, topic=topic_of(rest), rest=rest)
     q.pronoun = bool(_PRONOUN.search(text)) and not proper_names(rest)
     low = text.lower()
-    asked = re.search(r"\b(?:what|which|how)\s+(?:is|are|was|were)\s+the\s+((?:[\w-]+\s+){0,2}?[\w-]+)\s+of\s+\S", text, re.I)
+    asked = re.search(
+        r"\b(?:what|which|how)\s+(?:is|are|was|were)\s+the\s+((?:[\w-]+\s+){0,2}?[\w-]+)\s+of\s+\S", text, re.I
+    )
     if asked and not set(asked.group(1).lower().split()) & _GENERIC_ASKS:
         q.attribute = asked.group(1)
 
     # -- catalogue kinds -----------------------------------------------------------------
-    if re.match(r"^how many\b", low) and re.search(r"\b(?:papers?|orals?|posters?|spotlights?|submissions|works|articles)\b", low):
+    if re.match(r"^how many\b", low) and re.search(
+        r"\b(?:papers?|orals?|posters?|spotlights?|submissions|works|articles)\b", low
+    ):
         rest_topic = topic_of(rest)
-        if not content_words(rest_topic) or set(rest_topic.lower().split()) <= {"did", "write", "wrote", "written", "publish", "published", "author", "authored"}:
+        if not content_words(rest_topic) or set(rest_topic.lower().split()) <= {
+            "did",
+            "write",
+            "wrote",
+            "written",
+            "publish",
+            "published",
+            "author",
+            "authored",
+        }:
             q.kind = Kind.COUNT
             return q
-    m = re.search(r"\bwho\s+(?:wrote|authored|are\s+the\s+authors\s+of|is\s+the\s+author\s+of|were\s+the\s+authors\s+of|"
-                  r"are\s+(?:its|their)\s+authors|are\s+the\s+authors|is\s+behind)\b\s*(.*)|\bauthors?\s+of\s+(.*)|"
-                  r"\b(?:its|their)\s+authors\b|\bwritten\s+by\s+whom\b", text, re.I)
+    m = re.search(
+        r"\bwho\s+(?:wrote|authored|are\s+the\s+authors\s+of|is\s+the\s+author\s+of|were\s+the\s+authors\s+of|"
+        r"are\s+(?:its|their)\s+authors|are\s+the\s+authors|is\s+behind)\b\s*(.*)|\bauthors?\s+of\s+(.*)|"
+        r"\b(?:its|their)\s+authors\b|\bwritten\s+by\s+whom\b",
+        text,
+        re.I,
+    )
     if m:
         q.kind, q.field = Kind.AUTHORS_OF, "authors"
         q.described = bool(re.search(rf"\b{_PAPER}s?\b", text, re.I))
         q.subject = _clean_subject(next((g for g in m.groups() if g), "") if m.groups() else "")
-        q.subject = re.sub(r"^(?:the\s+)?(?:paper|work|study)\s+(?:on|about|that|which|introducing|proposing)?\s*", "", q.subject, flags=re.I)
+        q.subject = re.sub(
+            r"^(?:the\s+)?(?:paper|work|study)\s+(?:on|about|that|which|introducing|proposing)?\s*",
+            "",
+            q.subject,
+            flags=re.I,
+        )
         return q
-    if authors and re.search(r"\b(?:by|from|of)\b|\bwhat\s+(?:did|has|have|does|do)\b|\bwhich\s+(?:papers?|works?)\b|"
-                             r"\b(?:wrote|write|written|author\w*|publish\w*|propos\w*|work\w*\s+on|stud\w*)\b", low):
+    if authors and re.search(
+        r"\b(?:by|from|of)\b|\bwhat\s+(?:did|has|have|does|do)\b|\bwhich\s+(?:papers?|works?)\b|"
+        r"\b(?:wrote|write|written|author\w*|publish\w*|propos\w*|work\w*\s+on|stud\w*)\b",
+        low,
+    ):
         q.kind = Kind.BY_AUTHOR
         return q
-    m = re.search(r"\b(?:what|which)\s+(track|venue|decision|year|area|conference|session|category)\b|"
-                  r"\b(?:is|was)\s+(.+?)\s+an?\s+(oral|spotlight|poster)\b|\bwhere\s+was\s+(.+?)\s+(?:published|presented|accepted)\b|"
-                  r"\bwhen\s+was\s+(.+?)\s+(?:published|presented|accepted)\b", text, re.I)
+    m = re.search(
+        r"\b(?:what|which)\s+(track|venue|decision|year|area|conference|session|category)\b|"
+        r"\b(?:is|was)\s+(.+?)\s+an?\s+(oral|spotlight|poster)\b|\bwhere\s+was\s+(.+?)\s+(?:published|presented|accepted)\b|"
+        r"\bwhen\s+was\s+(.+?)\s+(?:published|presented|accepted)\b",
+        text,
+        re.I,
+    )
     if m:
         word = (m.group(1) or m.group(3) or ("venue" if m.group(4) else "year")).lower()
         q.kind = Kind.FIELD_OF
         q.described = bool(re.search(rf"\b{_PAPER}s?\b", text, re.I))
-        q.field = {"area": "track", "session": "track", "category": "track", "conference": "venue",
-                   "oral": "decision", "spotlight": "decision", "poster": "decision"}.get(word, word)
-        subject = m.group(2) or m.group(4) or m.group(5) or re.sub(
-            r"^.*?\b(?:track|venue|decision|year|area|conference|session|category)\b\s*(?:is|was|does|did)?\s*", "", text, flags=re.I)
-        q.subject = _clean_subject(re.sub(r"\s+(?:in|at|from|published|presented|accepted|belong\s+to|have|get)$", "",
-                                          _clean_subject(subject), flags=re.I))
+        q.field = {
+            "area": "track",
+            "session": "track",
+            "category": "track",
+            "conference": "venue",
+            "oral": "decision",
+            "spotlight": "decision",
+            "poster": "decision",
+        }.get(word, word)
+        subject = (
+            m.group(2)
+            or m.group(4)
+            or m.group(5)
+            or re.sub(
+                r"^.*?\b(?:track|venue|decision|year|area|conference|session|category)\b\s*(?:is|was|does|did)?\s*",
+                "",
+                text,
+                flags=re.I,
+            )
+        )
+        q.subject = _clean_subject(
+            re.sub(
+                r"\s+(?:in|at|from|published|presented|accepted|belong\s+to|have|get)$",
+                "",
+                _clean_subject(subject),
+                flags=re.I,
+            )
+        )
         q.subject = re.sub(r"^(?:the\s+)?(?:paper|work)\s+(?:on|about)?\s*", "", q.subject, flags=re.I)
         return q
-    listy = re.match(r"^(?:which|what|list|show|give|find|name)\b.*\b(?:papers|works|studies|articles|orals|posters|spotlights|submissions)\b"
-                     r"|^(?:list|show|give|find)\b", low)
+    listy = re.match(
+        r"^(?:which|what|list|show|give|find|name)\b.*\b(?:papers|works|studies|articles|orals|posters|spotlights|submissions)\b"
+        r"|^(?:list|show|give|find)\b",
+        low,
+    )
     if listy and filters.active() and not content_words(q.topic):
         q.kind = Kind.CATALOGUE_LIST
         return q
 
     # -- content kinds -------------------------------------------------------------------
-    m = re.search(rf"\b(?:which|what)\s+{_PAPER}\s+(?:\w+\s+){{0,2}}?({_INTRODUCE_VERB})\s+(.+)|"
-                  rf"^who\s+(?:first\s+)?({_INTRODUCE_VERB})\s+(.+)|"
-                  rf"\bwhere\s+(?:was|were|is|are)\s+(.+?)\s+(?:first\s+)?({_INTRODUCE_VERB})\b|"
-                  rf"\b(?:which|what)\s+{_PAPER}\s+(?:is|was)\s+(.+?)\s+(?:from|in)\b", text, re.I)
+    m = re.search(
+        rf"\b(?:which|what)\s+{_PAPER}\s+(?:\w+\s+){{0,2}}?({_INTRODUCE_VERB})\s+(.+)|"
+        rf"^who\s+(?:first\s+)?({_INTRODUCE_VERB})\s+(.+)|"
+        rf"\bwhere\s+(?:was|were|is|are)\s+(.+?)\s+(?:first\s+)?({_INTRODUCE_VERB})\b|"
+        rf"\b(?:which|what)\s+{_PAPER}\s+(?:is|was)\s+(.+?)\s+(?:from|in)\b",
+        text,
+        re.I,
+    )
     if m:
         q.kind, q.introduce = Kind.WHICH_PAPER, True
         q.subject = _clean_subject(m.group(2) or m.group(4) or m.group(5) or m.group(7) or "")
@@ -315,31 +392,49 @@ def parse(question: str, catalog: "Catalog | None" = None) -> Question:
     if re.match(r"^who\b", low):
         q.person = True
     rest_low = rest.lower()
-    if re.search(rf"\b(?:which|what)\s+{_PAPER}\b", rest_low) or re.search(rf"\bthe\s+{_PAPER}\s+(?:on|about|that)\b", rest_low):
+    if re.search(rf"\b(?:which|what)\s+{_PAPER}\b", rest_low) or re.search(
+        rf"\bthe\s+{_PAPER}\s+(?:on|about|that)\b", rest_low
+    ):
         q.kind = Kind.WHICH_PAPER
         q.subject = _clean_subject(re.sub(rf"^.*?\b{_PAPER}\b\s*(?:\w+\s+)?", "", rest, flags=re.I))
         return q
     if listy or re.search(r"\bpapers\s+(?:on|about|that|which|using|studying|related)\b", low):
         q.kind = Kind.LIST
-        q.subject = _clean_subject(re.sub(r"^.*?\b(?:papers|works|studies|articles)\b\s*(?:on|about|that|which)?\s*", "", rest, flags=re.I))
+        q.subject = _clean_subject(
+            re.sub(r"^.*?\b(?:papers|works|studies|articles)\b\s*(?:on|about|that|which)?\s*", "", rest, flags=re.I)
+        )
         return q
     if _NUMERIC.search(text):
         q.kind = Kind.NUMERIC
-        m = re.search(r"\b(?:does|do|did|is|are|was|were|of|in|for)\s+(?:the\s+)?([A-Z][\w-]*(?:\s+[A-Z0-9][\w-]*)*)", text)
+        m = re.search(
+            r"\b(?:does|do|did|is|are|was|were|of|in|for)\s+(?:the\s+)?([A-Z][\w-]*(?:\s+[A-Z0-9][\w-]*)*)", text
+        )
         q.subject = m.group(1) if m else ""
         return q
-    m = re.match(r"^how\s+(?:does|do|did|is|are)\s+(.+?)\s+(?:work|works|function|operate|achieve\w*|compute\w*|train\w*|built|implemented|do\s+it)\b", text, re.I)
+    m = re.match(
+        r"^how\s+(?:does|do|did|is|are)\s+(.+?)\s+(?:work|works|function|operate|achieve\w*|compute\w*|train\w*|built|implemented|do\s+it)\b",
+        text,
+        re.I,
+    )
     if m or re.search(r"\bmechanism\b|\bhow\s+does\b", low):
         q.kind = Kind.MECHANISM
         q.subject = _clean_subject(m.group(1)) if m else ""
         return q
     if _FINDING.search(text):
         q.kind = Kind.FINDING
-        m = re.match(r"^(?:does|do|did|is|are|can|could|will|would|was|were)\s+(.+?)\s+(?:help|improve|hurt|outperform|work|reduce|increase|beat|matter|better|worse|lead)\b", text, re.I)
+        m = re.match(
+            r"^(?:does|do|did|is|are|can|could|will|would|was|were)\s+(.+?)\s+(?:help|improve|hurt|outperform|work|reduce|increase|beat|matter|better|worse|lead)\b",
+            text,
+            re.I,
+        )
         q.subject = _clean_subject(m.group(1)) if m else ""
         return q
-    m = re.match(r"^(?:what\s+(?:is|are|was|were)|what's|whats|tell\s+me\s+(?:more\s+)?about|describe|explain|define|"
-                 r"what\s+(?:does|do)\s+(.+?)\s+(?:do|stand\s+for|mean|propose|offer|introduce))\s*(.*)$", text, re.I)
+    m = re.match(
+        r"^(?:what\s+(?:is|are|was|were)|what's|whats|tell\s+me\s+(?:more\s+)?about|describe|explain|define|"
+        r"what\s+(?:does|do)\s+(.+?)\s+(?:do|stand\s+for|mean|propose|offer|introduce))\s*(.*)$",
+        text,
+        re.I,
+    )
     if m:
         q.kind = Kind.DEFINITION
         q.subject = _clean_subject(m.group(1) or m.group(2) or "")
@@ -349,19 +444,30 @@ def parse(question: str, catalog: "Catalog | None" = None) -> Question:
 
 _ANY_NUMBER = re.compile(r"\d")
 _UNITS = [
-    (re.compile(r"\b(?:price|cost|costs|salary|revenue|worth)\b", re.I),
-     re.compile(r"[$€£¥]|\b(?:USD|EUR|dollars?|euros?|cents?)\b", re.I)),
-    (re.compile(r"\bhow\s+long\b", re.I),
-     re.compile(r"\b(?:second|minute|hour|day|week|month|year|epoch|step|iteration|token|word|character|page|layer)s?\b|\b[smh]\b", re.I)),
+    (
+        re.compile(r"\b(?:price|cost|costs|salary|revenue|worth)\b", re.I),
+        re.compile(r"[$€£¥]|\b(?:USD|EUR|dollars?|euros?|cents?)\b", re.I),
+    ),
+    (
+        re.compile(r"\bhow\s+long\b", re.I),
+        re.compile(
+            r"\b(?:second|minute|hour|day|week|month|year|epoch|step|iteration|token|word|character|page|layer)s?\b|\b[smh]\b",
+            re.I,
+        ),
+    ),
     (re.compile(r"\bhow\s+(?:much|many|often)\b", re.I), _ANY_NUMBER),
-    (re.compile(r"\bhow\s+fast\b|\bspeed-?ups?\b|\bfaster\b", re.I),
-     re.compile(r"\d\s*(?:x|×|times|-fold)|\\times|%|\bfaster\b|\bspeed", re.I)),
-    (re.compile(r"\b(?:percentage|percent|accuracy|rate|score|error|f1|auc)\b", re.I),
-     re.compile(r"%|\d\.\d|\bpercent|\d\s*(?:x|×|times|-fold)|\\times", re.I)),
+    (
+        re.compile(r"\bhow\s+fast\b|\bspeed-?ups?\b|\bfaster\b", re.I),
+        re.compile(r"\d\s*(?:x|×|times|-fold)|\\times|%|\bfaster\b|\bspeed", re.I),
+    ),
+    (
+        re.compile(r"\b(?:percentage|percent|accuracy|rate|score|error|f1|auc)\b", re.I),
+        re.compile(r"%|\d\.\d|\bpercent|\d\s*(?:x|×|times|-fold)|\\times", re.I),
+    ),
 ]
 
 
-def wanted_unit(question: str) -> "re.Pattern[str] | None":
+def wanted_unit(question: str) -> re.Pattern[str] | None:
     """What a number answering a numeric question must come with: a currency for a price, a
     time unit for "how long", a factor or percentage for "how fast", a percentage, decimal or
     factor for an accuracy, rate or error; None when any number will do ("how many", "by how
@@ -377,7 +483,7 @@ def with_subject_from(q: Question, papers_named: list[str]) -> Question:
     return replace(q, pronoun=q.pronoun and not papers_named)
 
 
-def key_terms(question: str, exclude: "set[str] | None" = None) -> set[str]:
+def key_terms(question: str, exclude: set[str] | None = None) -> set[str]:
     """Names and numbers a source must literally contain to answer `question`: proper and
     coined names (see `proper_names`) and numbers of two digits or more, minus `exclude`
     (filter values and author names, which the catalogue satisfies)."""

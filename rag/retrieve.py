@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 import numpy as np
 
@@ -28,7 +28,7 @@ from rag.question import recognise_filters
 from rag.types import ChunkId, Hit
 
 
-class Mode(str, Enum):
+class Mode(StrEnum):
     HYBRID = "hybrid"
     DENSE = "dense"
     KEYWORD = "keyword"
@@ -68,8 +68,14 @@ class Weights:
 
 
 class Retriever:
-    def __init__(self, index: Index, candidates: int = 50, rrf_k: int = 10, mode: Mode = Mode.HYBRID,
-                 weights: Weights = Weights()) -> None:
+    def __init__(
+        self,
+        index: Index,
+        candidates: int = 50,
+        rrf_k: int = 10,
+        mode: Mode = Mode.HYBRID,
+        weights: Weights = Weights(),
+    ) -> None:
         self.index = index
         self.mode = Mode(mode)
         self.candidates = candidates
@@ -142,7 +148,9 @@ class Retriever:
 
     def facets(self, loaded: Loaded, query: str, candidates: list[Ranking]) -> list[str]:
         catalog = loaded.catalog
-        named, _ = recognise_filters(query, {f: catalog.facet_values(f) for f in ("venue", "year", "track", "decision")})
+        named, _ = recognise_filters(
+            query, {f: catalog.facet_values(f) for f in ("venue", "year", "track", "decision")}
+        )
         mask = catalog.allowed(named)
         if mask is None:
             return []
@@ -155,7 +163,9 @@ class Retriever:
         return self._allowed_ids(loaded, loaded.catalog.pids_by_authors(names), allowed) if names else []
 
     # -- search -----------------------------------------------------------------------------
-    def search(self, query: str, k: int = 5, filters: Filters = Filters(), mode: Mode | str | None = None) -> SearchResult:
+    def search(
+        self, query: str, k: int = 5, filters: Filters = Filters(), mode: Mode | str | None = None
+    ) -> SearchResult:
         mode = Mode(mode or self.mode)
         loaded = self.index.load()
         timings: dict[str, float] = {}
@@ -191,7 +201,10 @@ class Retriever:
         dense_rank = first.get("dense", {})
         ordered = sorted(scores, key=lambda p: (-scores[p], dense_rank.get(p, 10**6), p))[:k]
         papers = loaded.catalog.get_many(ordered)
-        hits = [Hit(papers[p], scores[p], {name: ranks[p] for name, ranks in first.items() if p in ranks})
-                for p in ordered if p in papers]
+        hits = [
+            Hit(papers[p], scores[p], {name: ranks[p] for name, ranks in first.items() if p in ranks})
+            for p in ordered
+            if p in papers
+        ]
         lap("fuse")
         return SearchResult(hits, timings)

@@ -7,10 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+from platformdirs import user_data_dir
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
-
-from platformdirs import user_data_dir
 
 from rag.resources import asset_dir
 
@@ -44,7 +43,10 @@ class Settings(BaseSettings):
     embed_threads: int = Field(default=0, ge=0, description="ONNX intra-op threads (0: onnxruntime decides).")
     workers: int = Field(default=1, ge=1, le=64, description="Ingest: embedding processes (`rag ingest --workers`).")
     ingest_batch: int = Field(
-        default=2000, ge=1, le=100_000, description="Papers per ingest batch: one log segment and one write to Chroma each."
+        default=2000,
+        ge=1,
+        le=100_000,
+        description="Papers per ingest batch: one log segment and one write to Chroma each.",
     )
     progress_seconds: float = Field(
         default=5.0, ge=0, description="Without a terminal, a progress line this often (seconds)."
@@ -64,11 +66,11 @@ class Settings(BaseSettings):
         default="hybrid", description="Retriever: dense and BM25 fused, or either alone."
     )
     rrf_k: int = Field(
-        default=10, ge=1, description="Reciprocal-rank-fusion constant (10 beat 30, 60 and 100 on SciFact and the dev set)."
+        default=10,
+        ge=1,
+        description="Reciprocal-rank-fusion constant (10 beat 30, 60 and 100 on SciFact and the dev set).",
     )
-    candidates: int = Field(
-        default=50, ge=1, description="Chunks each retriever contributes before fusion."
-    )
+    candidates: int = Field(default=50, ge=1, description="Chunks each retriever contributes before fusion.")
     openai_api_key: str | None = Field(
         default=None,
         validation_alias=AliasChoices("OPENAI_API_KEY", "RAG_OPENAI_API_KEY"),
@@ -83,18 +85,12 @@ class Settings(BaseSettings):
     answerer: Literal["auto", "llm", "extractive"] = Field(
         default="auto", description="auto: the LLM when an API key is set, else extractive."
     )
-    context_tokens: int = Field(
-        default=6000, ge=256, description="Token budget for the sources placed in the prompt."
-    )
+    context_tokens: int = Field(default=6000, ge=256, description="Token budget for the sources placed in the prompt.")
     max_answer_tokens: int = Field(default=600, ge=16, description="Completion token limit.")
     llm_timeout_s: float = Field(default=60.0, gt=0, description="Per-request timeout for the LLM.")
-    llm_max_retries: int = Field(
-        default=3, ge=0, description="Retries on 429 and 5xx, with exponential backoff."
-    )
+    llm_max_retries: int = Field(default=3, ge=0, description="Retries on 429 and 5xx, with exponential backoff.")
     llm_backoff_s: float = Field(default=1.0, ge=0, description="First retry delay; doubles each retry.")
-    llm_verify: bool = Field(
-        default=False, description="Ask the LLM to verify each cited claim (a second pass)."
-    )
+    llm_verify: bool = Field(default=False, description="Ask the LLM to verify each cited claim (a second pass).")
     support_threshold: float = Field(
         default=0.5, ge=0, le=1, description="Below this support score a cited claim is flagged."
     )

@@ -71,16 +71,20 @@ class ChromaStore:
             kind = type(err).__name__
             text = str(err).strip().splitlines()[0][:200] if str(err).strip() else kind
             if "http" in self.location:
-                raise StoreError(f"the Chroma server at {self.location} failed during {what} ({kind}: {text}): "
-                                 "check that it runs, then re-run; what was written is kept") from err
+                raise StoreError(
+                    f"the Chroma server at {self.location} failed during {what} ({kind}: {text}): "
+                    "check that it runs, then re-run; what was written is kept"
+                ) from err
             raise StoreError(f"the Chroma store at {self.location} failed during {what} ({kind}: {text})") from err
 
     # -- collections ---------------------------------------------------------------------------
     def exists(self) -> bool:
-        names = self._guard(lambda: {getattr(c, "name", c) for c in self._client.list_collections()}, "list collections")
+        names = self._guard(
+            lambda: {getattr(c, "name", c) for c in self._client.list_collections()}, "list collections"
+        )
         return self.log_name in names
 
-    def open(self, create: bool = False) -> "ChromaStore":
+    def open(self, create: bool = False) -> ChromaStore:
         """Open (or create) both collections once; safe to call from many threads."""
         if self._log is not None:
             return self
@@ -94,7 +98,8 @@ class ChromaStore:
             for attempt in range(3):  # two machines creating at once: the loser retries and opens
                 try:
                     self._chunks = self._client.get_or_create_collection(
-                        self.chunks_name, metadata={"hnsw:space": "cosine"}, embedding_function=None)
+                        self.chunks_name, metadata={"hnsw:space": "cosine"}, embedding_function=None
+                    )
                     self._log = self._client.get_or_create_collection(self.log_name, embedding_function=None)
                     return
                 except Exception:
@@ -106,7 +111,9 @@ class ChromaStore:
 
     def reset(self) -> None:
         """Delete both collections (everything this index holds in Chroma)."""
-        names = self._guard(lambda: {getattr(c, "name", c) for c in self._client.list_collections()}, "list collections")
+        names = self._guard(
+            lambda: {getattr(c, "name", c) for c in self._client.list_collections()}, "list collections"
+        )
         for name in (self.log_name, self.chunks_name):
             if name in names:
                 self._guard(lambda: self._client.delete_collection(name), f"delete {name}")
@@ -116,8 +123,12 @@ class ChromaStore:
     def upsert_chunks(self, ids: Sequence[str], vectors: np.ndarray, metadatas: Sequence[dict[str, Any]]) -> None:
         for start in range(0, len(ids), self.batch_size):
             end = start + self.batch_size
-            self._guard(lambda: self._chunks.upsert(ids=list(ids[start:end]), embeddings=vectors[start:end],
-                                                    metadatas=list(metadatas[start:end])), "upsert chunks")
+            self._guard(
+                lambda: self._chunks.upsert(
+                    ids=list(ids[start:end]), embeddings=vectors[start:end], metadatas=list(metadatas[start:end])
+                ),
+                "upsert chunks",
+            )
 
     def delete_chunks(self, ids: Sequence[str]) -> None:
         for start in range(0, len(ids), self.batch_size):
@@ -150,8 +161,12 @@ class ChromaStore:
             if not paper_ids:
                 return []
             where = {"paper_id": {"$in": list(paper_ids)}} if len(paper_ids) > 1 else {"paper_id": paper_ids[0]}
-        got = self._guard(lambda: self._chunks.query(query_embeddings=[vector.tolist()], n_results=n, where=where,
-                                                     include=["distances"]), "search")
+        got = self._guard(
+            lambda: self._chunks.query(
+                query_embeddings=[vector.tolist()], n_results=n, where=where, include=["distances"]
+            ),
+            "search",
+        )
         return [DenseMatch(cid, 1.0 - float(d)) for cid, d in zip(got["ids"][0], got["distances"][0])]
 
     def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:

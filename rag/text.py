@@ -156,7 +156,9 @@ def is_coined(token: str) -> bool:
 def names_in(text: str) -> set[str]:
     """Coined names and acronyms (PLNL, GPT-4o, PersuasionBench) that a source must contain."""
     words = re.findall(r"[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9]", text)
-    return {w for w in words if sum(c.isupper() for c in w[1:]) >= 1 or (w[0].isupper() and any(c.isdigit() for c in w))}
+    return {
+        w for w in words if sum(c.isupper() for c in w[1:]) >= 1 or (w[0].isupper() and any(c.isdigit() for c in w))
+    }
 
 
 def contains_term(text: str, term: str) -> bool:
@@ -173,7 +175,9 @@ INTRODUCE = re.compile(
     r"coined|introducing|proposing|presenting)\b",
     re.I,
 )
-_LATEX_NAME = re.compile(r"(?:\\(?:texttt|textbf|textsc|textit|mathrm|mathbf|emph|text)\{|\{\\(?:bf|sc|tt|it)\s+)([^{}$]{2,40})\}")
+_LATEX_NAME = re.compile(
+    r"(?:\\(?:texttt|textbf|textsc|textit|mathrm|mathbf|emph|text)\{|\{\\(?:bf|sc|tt|it)\s+)([^{}$]{2,40})\}"
+)
 _MARKDOWN_NAME = re.compile(r"(?<![\w*])\*{1,2}([^*]{2,60})\*{1,2}(?![\w*])")
 _PAREN_ACRONYM = re.compile(r"\(([A-Z][A-Za-z0-9-]*[A-Z0-9][A-Za-z0-9-]*)\)")
 _CALLED = re.compile(r"\b(?:called|named|termed|dubbed|coined)\s+(?:it\s+|as\s+)?([$\\{*]*[A-Z][\w-]+)")
@@ -187,8 +191,10 @@ _INTRO_WORDS = frozenset(
     "framework benchmark method model dataset library toolkit system approach algorithm suite platform "
     "generative large".split()
 )
-_OPENERS = frozenset("however moreover recently here thus overall finally specifically importantly "
-                     "additionally furthermore consequently therefore instead today traditionally".split())
+_OPENERS = frozenset(
+    "however moreover recently here thus overall finally specifically importantly "
+    "additionally furthermore consequently therefore instead today traditionally".split()
+)
 
 
 def _apposition_name(sentence: str) -> str:
@@ -198,13 +204,18 @@ def _apposition_name(sentence: str) -> str:
     if not match:
         return ""
     name = plain(match.group(1)).strip("$\\{}* ")
-    if is_coined(name) or (match.group(2).lower() in _INTRO_WORDS and name.lower() not in _OPENERS
-                           and name not in COMMON_ACRONYMS):
+    if is_coined(name) or (
+        match.group(2).lower() in _INTRO_WORDS and name.lower() not in _OPENERS and name not in COMMON_ACRONYMS
+    ):
         return name
     return ""
 
 
-_USED_BEFORE = re.compile(r"\b(?:based on|using|use|uses|via|with|such as|like|from|than|over|of|including|extends?|extending)(?:\s+the)?\s+$", re.I)
+_USED_BEFORE = re.compile(
+    r"\b(?:based on|using|use|uses|via|with|such as|like|from|than|over|of|including|extends?|extending)"
+    r"(?:\s+the)?\s+$",
+    re.I,
+)
 
 
 def _name_in(sentence: str, tail: str) -> str:
@@ -312,8 +323,9 @@ def _expansion_start(before: str) -> int:
 def initials(phrase: str) -> str:
     """Upper-case initials of a phrase's capitalised words and hyphen parts ("Non-Uniform
     Calibration for Federated Learning" -> "NUCFL")."""
-    return "".join(part[0].upper() for part in re.split(r"[\s-]+", plain(phrase)) if part[:1].isalpha() and part[0].isupper()) \
-        or "".join(part[0].upper() for part in re.split(r"[\s-]+", phrase) if part[:1].isalpha())
+    return "".join(
+        part[0].upper() for part in re.split(r"[\s-]+", plain(phrase)) if part[:1].isalpha() and part[0].isupper()
+    ) or "".join(part[0].upper() for part in re.split(r"[\s-]+", phrase) if part[:1].isalpha())
 
 
 def _inside_longer_name(text: str, start: int, end: int) -> bool:
@@ -349,8 +361,12 @@ def introduces(abstract: str, term: str, title: str = "") -> bool:
         text = plain(sentence).replace("*", "")
         if not pattern.search(text):
             continue
-        if re.search(r"\b(?:called|named|termed|dubbed|coined|call it|name it|refer to (?:it|this) as)\s+(?:it\s+|as\s+)?"
-                     + pattern.pattern, text, re.I):
+        if re.search(
+            r"\b(?:called|named|termed|dubbed|coined|call it|name it|refer to (?:it|this) as)\s+(?:it\s+|as\s+)?"
+            + pattern.pattern,
+            text,
+            re.I,
+        ):
             return True
         appos = _NEW_APPOSITION.match(text)
         if (appos and pattern.fullmatch(appos.group(1).strip())) or pattern.fullmatch(_apposition_name(text)):
@@ -368,7 +384,9 @@ def introduces(abstract: str, term: str, title: str = "") -> bool:
                 acronym, letters = paren.group(1).upper().replace("-", "").rstrip("S"), initials(term)
                 if acronym != letters and acronym.endswith(letters):
                     continue  # "pessimistic proximal policy optimization (PPPO)": the end of a longer name
-            if found.group(0)[:1].islower() and re.match(r"\s+(?!(?:to|that|which|for|as|and|or|in|on|with|by|is|are)\b)[a-z]", text[found.end() :]):
+            if found.group(0)[:1].islower() and re.match(
+                r"\s+(?!(?:to|that|which|for|as|and|or|in|on|with|by|is|are)\b)[a-z]", text[found.end() :]
+            ):
                 continue  # "an offline chain-of-thought evaluation framework": a common term modifying a noun
             between = text[verb.end() : found.start()]
             if found.start() > 0 and text[found.start() - 1] == "(":
@@ -395,12 +413,54 @@ def derive_label(abstract: str, max_chars: int = 60) -> str:
 # -- plain, readable, safe text for terminals ------------------------------------------------
 
 _LATEX_SYMBOLS = {
-    "times": "×", "approx": "≈", "leq": "≤", "le": "≤", "geq": "≥", "ge": "≥", "neq": "≠", "sim": "~", "pm": "±",
-    "cdot": "·", "infty": "∞", "rightarrow": "→", "to": "→", "leftarrow": "←", "alpha": "α", "beta": "β",
-    "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "theta": "θ", "lambda": "λ", "mu": "μ",
-    "sigma": "σ", "tau": "τ", "phi": "φ", "pi": "π", "rho": "ρ", "omega": "ω", "Omega": "Ω", "Delta": "Δ",
-    "ell": "ℓ", "sqrt": "√", "sum": "Σ", "log": "log", "exp": "exp", "in": "∈", "mathbb": "", "ldots": "…",
-    "dots": "…", "cdots": "…", "%": "%", "_": "_", "&": "&", "#": "#", "$": "$", "{": "{", "}": "}",
+    "times": "×",
+    "approx": "≈",
+    "leq": "≤",
+    "le": "≤",
+    "geq": "≥",
+    "ge": "≥",
+    "neq": "≠",
+    "sim": "~",
+    "pm": "±",
+    "cdot": "·",
+    "infty": "∞",
+    "rightarrow": "→",
+    "to": "→",
+    "leftarrow": "←",
+    "alpha": "α",
+    "beta": "β",
+    "gamma": "γ",
+    "delta": "δ",
+    "epsilon": "ε",
+    "varepsilon": "ε",
+    "theta": "θ",
+    "lambda": "λ",
+    "mu": "μ",
+    "sigma": "σ",
+    "tau": "τ",
+    "phi": "φ",
+    "pi": "π",
+    "rho": "ρ",
+    "omega": "ω",
+    "Omega": "Ω",
+    "Delta": "Δ",
+    "ell": "ℓ",
+    "sqrt": "√",
+    "sum": "Σ",
+    "log": "log",
+    "exp": "exp",
+    "in": "∈",
+    "mathbb": "",
+    "ldots": "…",
+    "dots": "…",
+    "cdots": "…",
+    "%": "%",
+    "_": "_",
+    "&": "&",
+    "#": "#",
+    "$": "$",
+    "{": "{",
+    "}": "}",
 }
 _LATEX_WRAPPERS = re.compile(
     r"\\(?:texttt|textbf|textsc|textit|textrm|textsf|text|mathrm|mathbf|mathcal|mathit|mathsf|mathtt|mathbb|"
@@ -418,7 +478,18 @@ def plain(text: str) -> str:
         out = _LATEX_WRAPPERS.sub(r"\1", out)
     out = re.sub(r"\{\\(?:bf|it|sc|tt|em|rm)\s+([^{}]*)\}", r"\1", out)
     out = re.sub(r"\\([%_&#${}])", r"\1", out)
-    out = re.sub(r"\\([A-Za-z]+)\b\s?", lambda m: _LATEX_SYMBOLS.get(m.group(1), m.group(1)) + (" " if m.group(1) in ("times", "approx", "leq", "geq", "le", "ge", "neq", "pm", "in", "to", "rightarrow") else ""), out)
+    out = re.sub(
+        r"\\([A-Za-z]+)\b\s?",
+        lambda m: (
+            _LATEX_SYMBOLS.get(m.group(1), m.group(1))
+            + (
+                " "
+                if m.group(1) in ("times", "approx", "leq", "geq", "le", "ge", "neq", "pm", "in", "to", "rightarrow")
+                else ""
+            )
+        ),
+        out,
+    )
     out = re.sub(r"\$([^$]{0,200})\$", lambda m: m.group(1).replace("{", "").replace("}", ""), out)
     out = re.sub(r"\^\{([^{}]*)\}", r"^\1", out)
     out = re.sub(r"_\{([^{}]*)\}", r"_\1", out)
@@ -454,8 +525,9 @@ def for_terminal(text: str) -> str:
 # -- authors --------------------------------------------------------------------------------
 
 
-def format_authors(authors: Sequence[str], truncated: bool = False, limit: int | None = None,
-                   style: str = "text") -> str:
+def format_authors(
+    authors: Sequence[str], truncated: bool = False, limit: int | None = None, style: str = "text"
+) -> str:
     """One author-list formatter for every printer: "A, B, C et al." ("et al." when the list was
     cut at the source or at `limit`); `style="bibtex"`: "A and B and others"."""
     names = [a for a in authors if a]
@@ -483,8 +555,10 @@ def join_sentences(parts: Sequence[str]) -> str:
 
 # A number that states a value ("55.25%", "8.5\%", "1.11x–2.23x", "26,206", "16 million"), not
 # one inside a name ("STL-10", "GPT-4o", "ResNet-50", "Llama-3.1-8B").
-_VALUE = (r"(?<![\w.\-/])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
-          r"(?:\s?(?:\\?%|×|x(?![a-z])|-fold|\s(?:million|billion|thousand|times|points?|pp)\b|[kKMB]\b))?")
+_VALUE = (
+    r"(?<![\w.\-/])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+    r"(?:\s?(?:\\?%|×|x(?![a-z])|-fold|\s(?:million|billion|thousand|times|points?|pp)\b|[kKMB]\b))?"
+)
 VALUE_NUMBER = re.compile(rf"{_VALUE}(?:\s?(?:–|-|to)\s?{_VALUE})?")
 
 
@@ -503,7 +577,10 @@ def bold_numbers(sentence: str, skip: Sequence[str] = ()) -> str:
 
     def repl(match: re.Match[str]) -> str:
         text = match.group(0)
-        if sentence[max(0, match.start() - 2) : match.start()] == "**" or sentence[match.end() : match.end() + 2] == "**":
+        if (
+            sentence[max(0, match.start() - 2) : match.start()] == "**"
+            or sentence[match.end() : match.end() + 2] == "**"
+        ):
             return text  # already bold in the abstract
         bare = re.sub(r"[^\d.,]", "", text).rstrip(".")
         if bare in skipped or bare.replace(",", "") in skipped or re.fullmatch(r"(?:19|20)\d\d", text):
@@ -532,6 +609,7 @@ def asserted(text: str) -> str:
     """The text without what it only cites as an example: quoted phrases of three words or more
     ("if finetuned on "John Doe lives in Tokyo," …") and "(e.g., …)" asides. Quoted names
     ("we introduce "Outlandish," a dataset") stay."""
+
     def drop_long(match: re.Match[str]) -> str:
         inner = next(g for g in match.groups() if g is not None)
         return " " if len(inner.split()) >= 3 else match.group(0)

@@ -48,7 +48,7 @@ class Paper:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Paper":
+    def from_dict(cls, data: dict[str, Any]) -> Paper:
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
         return cls(**known)
 
@@ -84,7 +84,7 @@ class ChunkId:
         return f"{self.paper_id}#{self.version}#{self.n}"
 
     @classmethod
-    def parse(cls, text: str) -> "ChunkId":
+    def parse(cls, text: str) -> ChunkId:
         paper_id, version, n = text.rsplit("#", 2)
         return cls(paper_id, version, int(n))
 

@@ -39,7 +39,11 @@ def run_rag(*args: str, env: dict[str, str] | None = None, timeout: float = 300)
     """Run the real `rag` command in a subprocess (as a user would)."""
     return subprocess.run(
         [sys.executable, "-m", "rag.cli", *args],
-        capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+        cwd=ROOT,
     )
 
 
@@ -55,7 +59,7 @@ def sample_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def sample_app(sample_home: Path, tmp_path: Path) -> Iterator["object"]:
+def sample_app(sample_home: Path, tmp_path: Path) -> Iterator[object]:
     """An App over a private copy of the sample index, so tests may change it."""
     from rag.app import App
     from rag.settings import Settings
@@ -68,7 +72,7 @@ def sample_app(sample_home: Path, tmp_path: Path) -> Iterator["object"]:
 HASH = {"RAG_EMBEDDER": "hash"}  # the stand-in embedder: for tests of ingest logic, not of the model
 
 
-def hash_app(home: Path, **settings: object) -> "object":
+def hash_app(home: Path, **settings: object) -> object:
     """An App with the stand-in hash embedder (fast; for tests where the model does not matter)."""
     from rag.app import App
     from rag.settings import Settings
@@ -76,7 +80,7 @@ def hash_app(home: Path, **settings: object) -> "object":
     return App(Settings(home=home, embedder="hash", **settings))  # type: ignore[arg-type]
 
 
-def consistent(app: "object") -> tuple[int, int]:
+def consistent(app: object) -> tuple[int, int]:
     """(papers, chunks) after checking that Chroma holds exactly the chunks the catalogue's live
     vector entries name: none missing, none extra, no duplicates."""
     from rag.types import ChunkId
@@ -100,8 +104,11 @@ def chroma_server(tmp_path: Path) -> Iterator[int]:
     """A real `chroma run` on 127.0.0.1 with its own data folder; yields its port."""
     exe = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
     port = free_port()
-    proc = subprocess.Popen([exe, "run", "--path", str(tmp_path / "chroma-server"), "--host", "127.0.0.1",
-                             "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [exe, "run", "--path", str(tmp_path / "chroma-server"), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     wait_for_http(f"http://127.0.0.1:{port}/api/v2/heartbeat", proc, timeout=60)
     yield port
     proc.terminate()

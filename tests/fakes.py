@@ -73,31 +73,67 @@ class KeywordRetriever:
 
 def corpus() -> list[Paper]:
     return [
-        Paper(id="p1", title="GradSurg: Gradient Surgery for Multi-Task Learning", authors=["Ada Lovelace", "Alan Turing"],
-              venue="ICLR", year=2025, track="main", decision="Accept (Oral)",
-              abstract="Multi-task learning suffers from conflicting gradients between tasks. We propose GradSurg, a "
-                       "method that projects conflicting gradients onto the normal plane of each other. GradSurg improves "
-                       "average accuracy by 4.2% on NYUv2 and reduces training time by 1.5x. We find that projection does "
-                       "not help when tasks are unrelated."),
-        Paper(id="p2", title="On the Limits of Gradient Projection", authors=["Grace Hopper"], venue="ICML", year=2025,
-              track="main", decision="Accept (Poster)",
-              abstract="Gradient projection methods such as GradSurg are widely used in multi-task learning. We study "
-                       "when projection helps and show that it fails on 12 of 20 benchmarks. Our results indicate that "
-                       "loss weighting is a stronger baseline."),
-        Paper(id="p3", title="Position: Benchmarks Should Report Variance", authors=["Alan Turing", "Grace Hopper"],
-              venue="ICML", year=2025, track="position", decision="Accept (Oral)",
-              abstract="This position paper argues that benchmark results should report variance over seeds. We "
-                       "survey 100 papers and find that 63% report a single run."),
-        Paper(id="p4", title="", label="TabNet2", authors=[], venue="ICLR", year=2025,
-              abstract="Tabular data remains hard for deep networks. We introduce TabNet2, a sparse attention model for "
-                       "tables, which reaches 91.5% accuracy on the Adult dataset."),
+        Paper(
+            id="p1",
+            title="GradSurg: Gradient Surgery for Multi-Task Learning",
+            authors=["Ada Lovelace", "Alan Turing"],
+            venue="ICLR",
+            year=2025,
+            track="main",
+            decision="Accept (Oral)",
+            abstract="Multi-task learning suffers from conflicting gradients between tasks. We propose GradSurg, a "
+            "method that projects conflicting gradients onto the normal plane of each other. GradSurg improves "
+            "average accuracy by 4.2% on NYUv2 and reduces training time by 1.5x. We find that projection does "
+            "not help when tasks are unrelated.",
+        ),
+        Paper(
+            id="p2",
+            title="On the Limits of Gradient Projection",
+            authors=["Grace Hopper"],
+            venue="ICML",
+            year=2025,
+            track="main",
+            decision="Accept (Poster)",
+            abstract="Gradient projection methods such as GradSurg are widely used in multi-task learning. We study "
+            "when projection helps and show that it fails on 12 of 20 benchmarks. Our results indicate that "
+            "loss weighting is a stronger baseline.",
+        ),
+        Paper(
+            id="p3",
+            title="Position: Benchmarks Should Report Variance",
+            authors=["Alan Turing", "Grace Hopper"],
+            venue="ICML",
+            year=2025,
+            track="position",
+            decision="Accept (Oral)",
+            abstract="This position paper argues that benchmark results should report variance over seeds. We "
+            "survey 100 papers and find that 63% report a single run.",
+        ),
+        Paper(
+            id="p4",
+            title="",
+            label="TabNet2",
+            authors=[],
+            venue="ICLR",
+            year=2025,
+            abstract="Tabular data remains hard for deep networks. We introduce TabNet2, a sparse attention model for "
+            "tables, which reaches 91.5% accuracy on the Adult dataset.",
+        ),
     ]
 
 
-def pipeline(papers: list[Paper] | None = None, answerer: object | None = None) -> tuple[AnswerPipeline, KeywordRetriever]:
+def pipeline(
+    papers: list[Paper] | None = None, answerer: object | None = None
+) -> tuple[AnswerPipeline, KeywordRetriever]:
     """A real AnswerPipeline over `papers` with the hashing embedder (no model files needed)."""
     retriever = KeywordRetriever(papers or corpus())
     checker = SupportChecker(HashEmbedder(), threshold=0.3)
-    pipe = AnswerPipeline(retriever, answerer or ExtractiveAnswerer(), checker, k=4,  # type: ignore[arg-type]
-                          catalog=lambda: retriever.catalog, min_similarity=0.1)
+    pipe = AnswerPipeline(
+        retriever,
+        answerer or ExtractiveAnswerer(),
+        checker,
+        k=4,  # type: ignore[arg-type]
+        catalog=lambda: retriever.catalog,
+        min_similarity=0.1,
+    )
     return pipe, retriever

@@ -56,7 +56,7 @@ class FakeOpenAI:
             def _error(self, status: int, message: str, kind: str) -> None:
                 self._send(status, {"error": {"message": message, "type": kind, "code": status}})
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 server.requests.append({"path": self.path, "body": body, "at": time.monotonic()})
@@ -73,8 +73,11 @@ class FakeOpenAI:
                     time.sleep(float(reply["delay"]))
                 if "status" in reply:
                     if reply.get("retry_after") is not None:
-                        return self._send(int(reply["status"]), {"error": {"message": "scripted failure", "type": "server_error"}},
-                                          {"Retry-After": str(reply["retry_after"])})
+                        return self._send(
+                            int(reply["status"]),
+                            {"error": {"message": "scripted failure", "type": "server_error"}},
+                            {"Retry-After": str(reply["retry_after"])},
+                        )
                     return self._error(int(reply["status"]), "scripted failure", "server_error")
                 if "raw" in reply:
                     data = str(reply["raw"]).encode()
@@ -86,12 +89,23 @@ class FakeOpenAI:
                     return None
                 if body.get("stream"):
                     return self._stream(reply)
-                return self._send(200, {
-                    "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body["model"],
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": reply["content"]}}],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                })
+                return self._send(
+                    200,
+                    {
+                        "id": "chatcmpl-test",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body["model"],
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": reply["content"]},
+                            }
+                        ],
+                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                    },
+                )
 
             def _embeddings(self, body: dict[str, Any]) -> None:
                 inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
@@ -99,12 +113,26 @@ class FakeOpenAI:
                 for i, text in enumerate(inputs):
                     digest = hashlib.sha256(str(text).encode()).digest()
                     data.append({"object": "embedding", "index": i, "embedding": [b / 255 for b in digest[:16]]})
-                self._send(200, {"object": "list", "data": data, "model": body.get("model"),
-                                 "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+                self._send(
+                    200,
+                    {
+                        "object": "list",
+                        "data": data,
+                        "model": body.get("model"),
+                        "usage": {"prompt_tokens": 1, "total_tokens": 1},
+                    },
+                )
 
             def _chunk(self, content: str | None, finish: str | None = None) -> bytes:
-                event = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 0, "model": "test-model",
-                         "choices": [{"index": 0, "delta": {"content": content} if content else {}, "finish_reason": finish}]}
+                event = {
+                    "id": "chatcmpl-test",
+                    "object": "chat.completion.chunk",
+                    "created": 0,
+                    "model": "test-model",
+                    "choices": [
+                        {"index": 0, "delta": {"content": content} if content else {}, "finish_reason": finish}
+                    ],
+                }
                 return f"data: {json.dumps(event)}\n\n".encode()
 
             def _stream(self, reply: dict[str, Any]) -> None:
@@ -153,7 +181,7 @@ class FakeOpenAI:
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
-    def __enter__(self) -> "FakeOpenAI":
+    def __enter__(self) -> FakeOpenAI:
         self.thread.start()
         return self
 

@@ -11,8 +11,20 @@ from rag.app import App
 from rag.errors import QuestionError
 from tests.conftest import run_rag
 
-CITATION_FIELDS = {"n", "paper_id", "title", "label", "authors", "venue", "year", "url", "abstract", "quote",
-                   "support", "supported"}
+CITATION_FIELDS = {
+    "n",
+    "paper_id",
+    "title",
+    "label",
+    "authors",
+    "venue",
+    "year",
+    "url",
+    "abstract",
+    "quote",
+    "support",
+    "supported",
+}
 
 
 @pytest.mark.parametrize(
@@ -25,7 +37,9 @@ CITATION_FIELDS = {"n", "paper_id", "title", "label", "authors", "venue", "year"
         ("By how much does BrainOOD improve generalization to OOD subjects?", "8.5%", "BrainOOD"),
     ],
 )
-def test_factoids_put_the_answering_sentence_first(sample_app: App, question: str, fact: str, label: str | None) -> None:
+def test_factoids_put_the_answering_sentence_first(
+    sample_app: App, question: str, fact: str, label: str | None
+) -> None:
     answer = sample_app.pipeline.answer(question)
     assert not answer.abstained and answer.mode == "extractive"
     assert answer.text.startswith("Extractive answer")
@@ -45,7 +59,9 @@ def test_mention_only_abstains_and_lists_the_papers_that_use_it(sample_app: App)
     answer = sample_app.pipeline.answer("Which paper introduced the Frank-Wolfe algorithm?")
     assert answer.abstained and answer.citations == [] and "does not say" in answer.text
     assert answer.related and all("Frank-Wolfe" in p.abstract for p in answer.related)
-    assert answer.public()["abstained"] is True and {r["paper_id"] for r in answer.public()["related"]} == {p.id for p in answer.related}
+    assert answer.public()["abstained"] is True and {r["paper_id"] for r in answer.public()["related"]} == {
+        p.id for p in answer.related
+    }
 
 
 def test_catalogue_questions_on_the_sample(sample_app: App) -> None:
@@ -76,8 +92,12 @@ def test_lists_rank_papers_and_keep_the_rest_as_also_relevant(sample_app: App) -
 
 @pytest.mark.parametrize(
     "question",
-    ["Which of these papers reports BLEU on WMT14?", "What is the capital of Australia?",
-     "Who won the 2018 FIFA World Cup?", "What is a good recipe for pancakes?"],
+    [
+        "Which of these papers reports BLEU on WMT14?",
+        "What is the capital of Australia?",
+        "Who won the 2018 FIFA World Cup?",
+        "What is a good recipe for pancakes?",
+    ],
 )
 def test_off_topic_questions_abstain(sample_app: App, question: str) -> None:
     answer = sample_app.pipeline.answer(question)
@@ -107,11 +127,23 @@ def test_ask_json_contract_and_bibtex(sample_home: Path, tmp_path: Path) -> None
     out = run_rag("ask", "What STL-10 accuracy does PLNL reach?", "--json", "--bibtex", env=env)
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
-    assert {"question", "answer", "abstained", "mode", "citations", "removed_citations", "timings_ms", "usage",
-            "kind", "related", "filters", "reason"} <= set(data)
+    assert {
+        "question",
+        "answer",
+        "abstained",
+        "mode",
+        "citations",
+        "removed_citations",
+        "timings_ms",
+        "usage",
+        "kind",
+        "related",
+        "filters",
+        "reason",
+    } <= set(data)
     assert data["kind"] == "numeric" and data["citations"][0]["n"] == 1
     assert data["mode"] == "extractive" and data["abstained"] is False
-    assert CITATION_FIELDS <= set(data["citations"][0]) and data["citations"][0]["label"] == "PLNL"
+    assert set(data["citations"][0]) >= CITATION_FIELDS and data["citations"][0]["label"] == "PLNL"
     assert "@inproceedings" in data["bibtex"]
     questions = tmp_path / "q.jsonl"
     questions.write_text('{"id": 1, "question": "What is the capital of Australia?"}\n{"id": 2, "question": ""}\n')

@@ -43,7 +43,9 @@ def test_claims_take_their_markers_and_leading_markers_belong_to_the_sentence_be
 
 
 def test_invalid_numbers_are_stripped_and_reported() -> None:
-    text, removed = strip_invalid("GradSurg helps a lot [1, 9]. Loss weighting is strong [12]. Projection fails [2].", {1, 2, 3})
+    text, removed = strip_invalid(
+        "GradSurg helps a lot [1, 9]. Loss weighting is strong [12]. Projection fails [2].", {1, 2, 3}
+    )
     assert removed == [9, 12] and "9" not in text and "[12]" not in text
     assert [c.cites for c in parse_claims(text)] == [[1], [], [2]]
 
@@ -102,20 +104,26 @@ def test_number_and_name_checks_use_the_cited_source() -> None:
 # -- text rules -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("abstract", "term", "expected"), [
-    ("We propose GradSurg, a method for multi-task learning.", "GradSurg", True),
-    ("Gradient projection methods such as GradSurg are widely used.", "GradSurg", False),
-    ("We propose a new regularizer based on dropout for transformers.", "dropout", False),
-    ("We introduce LoRA-XS, a tiny adapter.", "LoRA", False),
-    ("In this work, we introduce SAE Match, a data-free method.", "SAE", False),
-    ("We propose Non-Uniform Calibration for Federated Learning (NUCFL), a framework.", "NUCFL", True),
-    ("We introduce Adam with Combinatorial Bandit Sampling (AdamCBS), an optimizer.", "Adam", False),
-    ("We propose an offline chain-of-thought evaluation framework, OCEAN.", "chain-of-thought", False),
-    ("A new optimizer, which we call AdamX, is proposed.", "AdamX", True),
-    ("We propose MA-RLHF, a simple yet effective RLHF framework with macro actions.", "RLHF", False),
-    ("We ask whether a phenomenon that we call teacher hacking can occur during knowledge distillation.",
-     "knowledge distillation", False),
-])
+@pytest.mark.parametrize(
+    ("abstract", "term", "expected"),
+    [
+        ("We propose GradSurg, a method for multi-task learning.", "GradSurg", True),
+        ("Gradient projection methods such as GradSurg are widely used.", "GradSurg", False),
+        ("We propose a new regularizer based on dropout for transformers.", "dropout", False),
+        ("We introduce LoRA-XS, a tiny adapter.", "LoRA", False),
+        ("In this work, we introduce SAE Match, a data-free method.", "SAE", False),
+        ("We propose Non-Uniform Calibration for Federated Learning (NUCFL), a framework.", "NUCFL", True),
+        ("We introduce Adam with Combinatorial Bandit Sampling (AdamCBS), an optimizer.", "Adam", False),
+        ("We propose an offline chain-of-thought evaluation framework, OCEAN.", "chain-of-thought", False),
+        ("A new optimizer, which we call AdamX, is proposed.", "AdamX", True),
+        ("We propose MA-RLHF, a simple yet effective RLHF framework with macro actions.", "RLHF", False),
+        (
+            "We ask whether a phenomenon that we call teacher hacking can occur during knowledge distillation.",
+            "knowledge distillation",
+            False,
+        ),
+    ],
+)
 def test_introduces_tells_introducing_from_using(abstract: str, term: str, expected: bool) -> None:
     assert introduces(abstract, term) is expected
 
@@ -136,21 +144,24 @@ def test_numbers_as_values_and_in_bold() -> None:
 # -- questions ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("question", "kind"), [
-    ("Which paper introduced GradSurg?", Kind.WHICH_PAPER),
-    ("Who proposed TabNet2?", Kind.WHICH_PAPER),
-    ("Which papers study gradient projection?", Kind.LIST),
-    ("By how much does GradSurg improve accuracy?", Kind.NUMERIC),
-    ("What is TabNet2?", Kind.DEFINITION),
-    ("How does GradSurg work?", Kind.MECHANISM),
-    ("Does gradient projection help when tasks are unrelated?", Kind.FINDING),
-    ("How many ICML 2025 papers are there?", Kind.COUNT),
-    ("Who wrote the paper on gradient surgery?", Kind.AUTHORS_OF),
-    ("Which papers by Grace Hopper are in the collection?", Kind.BY_AUTHOR),
-    ("What track is GradSurg in?", Kind.FIELD_OF),
-    ("Which position papers are there?", Kind.CATALOGUE_LIST),
-    ("Who painted the Mona Lisa?", Kind.GENERAL),
-])
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("Which paper introduced GradSurg?", Kind.WHICH_PAPER),
+        ("Who proposed TabNet2?", Kind.WHICH_PAPER),
+        ("Which papers study gradient projection?", Kind.LIST),
+        ("By how much does GradSurg improve accuracy?", Kind.NUMERIC),
+        ("What is TabNet2?", Kind.DEFINITION),
+        ("How does GradSurg work?", Kind.MECHANISM),
+        ("Does gradient projection help when tasks are unrelated?", Kind.FINDING),
+        ("How many ICML 2025 papers are there?", Kind.COUNT),
+        ("Who wrote the paper on gradient surgery?", Kind.AUTHORS_OF),
+        ("Which papers by Grace Hopper are in the collection?", Kind.BY_AUTHOR),
+        ("What track is GradSurg in?", Kind.FIELD_OF),
+        ("Which position papers are there?", Kind.CATALOGUE_LIST),
+        ("Who painted the Mona Lisa?", Kind.GENERAL),
+    ],
+)
 def test_kinds_of_question(question: str, kind: Kind) -> None:
     assert parse(question, Catalog.of(corpus())).kind is kind
 
@@ -160,7 +171,9 @@ def test_filters_are_read_against_the_catalogue_values() -> None:
     q = parse("Which ICML 2025 orals are position papers?", catalog)
     assert q.filters == Filters(venue="ICML", year=2025, track="position", decision="Oral")
     assert parse("Which paper from 1999 introduced GradSurg?", catalog).filters.year is None  # no paper has 1999
-    assert parse("Which ICLR or ICML paper introduced GradSurg?", catalog).filters.venue is None  # two venues: no filter
+    assert (
+        parse("Which ICLR or ICML paper introduced GradSurg?", catalog).filters.venue is None
+    )  # two venues: no filter
     assert parse("What did Grace Hopper and Alan Turing write?", catalog).authors == ["Grace Hopper", "Alan Turing"]
     assert parse("Who painted the Mona Lisa?", catalog).person
 
@@ -205,7 +218,12 @@ def test_citation_numbers_run_in_order_of_appearance() -> None:
 def test_catalogue_questions() -> None:
     pipe, _ = pipeline()
     count = pipe.answer("How many ICML 2025 papers are there?")
-    assert count.mode == "catalogue" and count.kind == "count" and "**2**" in count.text and count.filters == {"venue": "ICML", "year": 2025}
+    assert (
+        count.mode == "catalogue"
+        and count.kind == "count"
+        and "**2**" in count.text
+        and count.filters == {"venue": "ICML", "year": 2025}
+    )
     listed = pipe.answer("Which position papers are there?")
     assert [c.paper.id for c in listed.citations] == ["p3"] and all(c.supported for c in listed.claims)
     by = pipe.answer("Which papers by Alan Turing are in the collection?")
@@ -217,8 +235,17 @@ def test_catalogue_questions() -> None:
 
 
 def test_catalogue_list_says_how_many_more() -> None:
-    papers = [Paper(id=f"x{i}", title=f"Position: Claim {i:02d}", abstract="We argue a point.", venue="ICML", year=2025,
-                    track="position") for i in range(25)]
+    papers = [
+        Paper(
+            id=f"x{i}",
+            title=f"Position: Claim {i:02d}",
+            abstract="We argue a point.",
+            venue="ICML",
+            year=2025,
+            track="position",
+        )
+        for i in range(25)
+    ]
     pipe, _ = pipeline(papers)
     answer = pipe.answer("Which position papers are there?")
     assert len(answer.citations) == 10 and "15 more" in answer.text and "25 papers" in answer.text
@@ -248,11 +275,21 @@ def test_heuristic_condense_carries_the_subject_unless_a_paper_is_named() -> Non
 
 
 def test_llm_answer_is_stripped_renumbered_and_streamed_as_shown() -> None:
-    model = FakeChatModel(deque([("GradSurg improves average accuracy by 4.2% on NYUv2 [3]. It is cited twice [3, 9]. "
-                                 "Projection fails on 12 of 20 benchmarks [2].")]))
+    model = FakeChatModel(
+        deque(
+            [
+                (
+                    "GradSurg improves average accuracy by 4.2% on NYUv2 [3]. It is cited twice [3, 9]. "
+                    "Projection fails on 12 of 20 benchmarks [2]."
+                )
+            ]
+        )
+    )
     pipe, _ = pipeline(answerer=LLMAnswerer(model, context_tokens=2000))
     streamed: list[str] = []
-    answer = pipe.answer("Summarise the findings on gradient projection in multi-task learning", k=3, on_token=streamed.append)
+    answer = pipe.answer(
+        "Summarise the findings on gradient projection in multi-task learning", k=3, on_token=streamed.append
+    )
     assert answer.mode == "llm" and 9 in answer.removed_citations
     assert "".join(streamed) == answer.text  # what streamed is what the answer shows
     numbers = [c.n for c in answer.citations]
@@ -265,7 +302,9 @@ def test_llm_sentinel_abstains_without_showing_the_sentinel() -> None:
     model = FakeChatModel(deque([ABSTAIN_SENTINEL]))
     pipe, _ = pipeline(answerer=LLMAnswerer(model, context_tokens=2000))
     streamed: list[str] = []
-    answer = pipe.answer("Summarise the findings on gradient projection in multi-task learning", on_token=streamed.append)
+    answer = pipe.answer(
+        "Summarise the findings on gradient projection in multi-task learning", on_token=streamed.append
+    )
     assert answer.abstained and answer.citations == [] and ABSTAIN_SENTINEL not in "".join(streamed)
 
 
@@ -277,9 +316,15 @@ def test_llm_empty_reply_is_an_error_not_an_empty_answer() -> None:
 
 
 def test_llm_condenses_follow_ups() -> None:
-    model = FakeChatModel(deque(["GradSurg improves average accuracy by 4.2% on NYUv2 [1].",
-                                 "How much does GradSurg reduce training time?",
-                                 "GradSurg reduces training time by 1.5x [1]."]))
+    model = FakeChatModel(
+        deque(
+            [
+                "GradSurg improves average accuracy by 4.2% on NYUv2 [1].",
+                "How much does GradSurg reduce training time?",
+                "GradSurg reduces training time by 1.5x [1].",
+            ]
+        )
+    )
     pipe, retriever = pipeline(answerer=LLMAnswerer(model, context_tokens=2000))
     session = ChatSession(pipe, retriever.catalog, model)
     session.ask("By how much does GradSurg improve average accuracy?")
@@ -302,19 +347,33 @@ def test_sources_share_the_token_budget_fairly() -> None:
 
 
 def test_a_namesake_of_another_kind_does_not_introduce_the_name() -> None:
-    agent = ("We introduce ADAM, an embodied causal agent in open-world environments.", "ADAM: An Embodied Causal Agent")
+    agent = (
+        "We introduce ADAM, an embodied causal agent in open-world environments.",
+        "ADAM: An Embodied Causal Agent",
+    )
     optimizer = ("We propose AdamW2, an optimizer that decouples weight decay.", "AdamW2: Decoupled Decay")
     adam = parse("Which paper proposed the Adam optimizer?")
     assert not adam.introduced_in(*agent) and not adam.introduced_in(*optimizer)
     assert parse("Which paper introduced the ADAM agent?").introduced_in(*agent)
     assert parse("Which paper introduced the Cybench benchmark?").introduced_in(
-        "We introduce Cybench, a framework for evaluating agents.", "Cybench: A Framework")
+        "We introduce Cybench, a framework for evaluating agents.", "Cybench: A Framework"
+    )
 
 
 def test_names_only_quoted_as_examples_do_not_answer() -> None:
-    papers = corpus() + [Paper(id="p5", title="Editing Multi-Hop Knowledge", venue="ICML", year=2025, abstract=(
-        "Knowledge editing works when targets are simple and direct (e.g., ``what club does Lionel Messi currently "
-        "play for?''). We show that multi-hop edits fail on 40% of chains."))]
+    papers = corpus() + [
+        Paper(
+            id="p5",
+            title="Editing Multi-Hop Knowledge",
+            venue="ICML",
+            year=2025,
+            abstract=(
+                "Knowledge editing works when targets are simple and direct "
+                "(e.g., ``what club does Lionel Messi currently "
+                "play for?''). We show that multi-hop edits fail on 40% of chains."
+            ),
+        )
+    ]
     pipe, _ = pipeline(papers)
     answer = pipe.answer("What club does Lionel Messi currently play for?")
     assert answer.abstained and "only in examples" in answer.reason

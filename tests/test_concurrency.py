@@ -25,8 +25,14 @@ def _slice(source: Path, target: Path, start: int, count: int) -> Path:
 
 
 def _spawn(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "rag.cli", *args], cwd=ROOT, env={**os.environ, **env},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "rag.cli", *args],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _finish(proc: subprocess.Popen[str]) -> tuple[str, str]:
@@ -83,8 +89,9 @@ def test_a_second_writer_waits_for_the_lock_and_says_so(tmp_path: Path) -> None:
     assert proc.returncode == 0 and json.loads(out)["added"] == 96
 
 
-def test_two_machines_write_one_chroma_server_at_once(tmp_path: Path, two_lists: tuple[Path, Path],
-                                                       chroma_server: int) -> None:
+def test_two_machines_write_one_chroma_server_at_once(
+    tmp_path: Path, two_lists: tuple[Path, Path], chroma_server: int
+) -> None:
     """Two data folders (two machines, no shared lock) ingest into one server at the same time;
     then every paper and chunk is present, and a third machine sees them all."""
     server = {**HASH, "RAG_CHROMA_HOST": "127.0.0.1", "RAG_CHROMA_PORT": str(chroma_server)}
@@ -112,8 +119,10 @@ def test_two_machines_write_one_chroma_server_at_once(tmp_path: Path, two_lists:
 def test_two_shards_in_two_processes_split_one_file(tmp_path: Path, chroma_server: int) -> None:
     source = _slice(shared_data_or_skip("icml2025.jsonl"), tmp_path / "icml200.jsonl", 0, 200)
     server = {**HASH, "RAG_CHROMA_HOST": "127.0.0.1", "RAG_CHROMA_PORT": str(chroma_server)}
-    procs = [_spawn(["ingest", str(source), "--shard", f"{i}/2", "--json"], {**server, "RAG_HOME": str(tmp_path / f"m{i}")})
-             for i in (1, 2)]
+    procs = [
+        _spawn(["ingest", str(source), "--shard", f"{i}/2", "--json"], {**server, "RAG_HOME": str(tmp_path / f"m{i}")})
+        for i in (1, 2)
+    ]
     counts = [json.loads(_finish(p)[0])["papers_read"] for p in procs]
     assert counts == [100, 100]
     app = hash_app(tmp_path / "m3", chroma_host="127.0.0.1", chroma_port=chroma_server)
@@ -124,8 +133,13 @@ def test_two_shards_in_two_processes_split_one_file(tmp_path: Path, chroma_serve
 def test_fifty_threads_share_one_app(tmp_path: Path) -> None:
     home = tmp_path / "home"
     hash_app(home).ingest_sample(progress=False)  # type: ignore[attr-defined]
-    questions = ["PLNL", "Celcomen", "sparse autoencoders", "What STL-10 accuracy does PLNL reach?",
-                 "Which paper introduced PersuasionBench?"]
+    questions = [
+        "PLNL",
+        "Celcomen",
+        "sparse autoencoders",
+        "What STL-10 accuracy does PLNL reach?",
+        "Which paper introduced PersuasionBench?",
+    ]
     for trial in range(3):  # a fresh App each time: the first loads race, too
         app = App(Settings(home=home, embedder="hash"))
         results: Counter[str] = Counter()

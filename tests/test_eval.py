@@ -43,46 +43,111 @@ def test_answer_and_abstention_metrics_by_hand() -> None:
     assert scores == {"abstention_precision": 0.5, "abstention_recall": 0.5, "abstention_accuracy": 0.5}
     assert m.fact_hit("improves it by up to **8.5%** on OOD", ["by up to 8.5%"])  # bold is not text
     assert m.rate([True, False, False, False]) == 0.25 and math.isnan(m.rate([]))
-    rows = [{"kind": "numeric", "answer": "x", "answerable": True, "abstained": False, "fact_hit": True, "cited": [["a", True]], "gold_ids": ["a", "b"]},
-            {"kind": "numeric", "answer": "y", "answerable": True, "abstained": True, "fact_hit": False, "cited": [], "gold_ids": ["c"]},
-            {"kind": "off-topic", "answer": "z", "answerable": False, "abstained": True, "fact_hit": None, "cited": [], "gold_ids": []}]
+    rows = [
+        {
+            "kind": "numeric",
+            "answer": "x",
+            "answerable": True,
+            "abstained": False,
+            "fact_hit": True,
+            "cited": [["a", True]],
+            "gold_ids": ["a", "b"],
+        },
+        {
+            "kind": "numeric",
+            "answer": "y",
+            "answerable": True,
+            "abstained": True,
+            "fact_hit": False,
+            "cited": [],
+            "gold_ids": ["c"],
+        },
+        {
+            "kind": "off-topic",
+            "answer": "z",
+            "answerable": False,
+            "abstained": True,
+            "fact_hit": None,
+            "cited": [],
+            "gold_ids": [],
+        },
+    ]
     table = m.by_kind(rows, ["numeric", "off-topic"])
-    assert table["numeric"] == {"items": 2.0, "fact_hit_rate": 0.5, "citation_recall": 0.25, "abstained": 0.5, "answerable": 1.0}
+    assert table["numeric"] == {
+        "items": 2.0,
+        "fact_hit_rate": 0.5,
+        "citation_recall": 0.25,
+        "abstained": 0.5,
+        "answerable": 1.0,
+    }
     assert table["off-topic"]["abstained"] == 1.0 and table["off-topic"]["answerable"] == 0.0
     assert m.cost_usd(1_000_000, 500_000, 0.15, 0.60) == pytest.approx(0.45)
 
 
 def test_invalid_items_are_reported_with_their_line(sample_app: App, tmp_path: Path) -> None:
     data = tmp_path / "d.jsonl"
-    data.write_text("\n".join([
-        json.dumps({"id": "ok", "question": "What is Celcomen?", "gold_quotes": ["We introduce Celcomen"]}),
-        "not json",
-        json.dumps({"id": "q2", "question": "x", "gold_quotes": ["the"]}),
-        json.dumps({"id": "q3", "question": "y", "gold_ids": ["no-such-paper"]}),
-        json.dumps({"id": "q4", "question": ""}),
-        json.dumps({"id": "ok", "question": "dup", "answerable": False}),
-        json.dumps({"id": "q5", "question": "Who won?", "answerable": False}),
-    ]) + "\n")
+    data.write_text(
+        "\n".join(
+            [
+                json.dumps({"id": "ok", "question": "What is Celcomen?", "gold_quotes": ["We introduce Celcomen"]}),
+                "not json",
+                json.dumps({"id": "q2", "question": "x", "gold_quotes": ["the"]}),
+                json.dumps({"id": "q3", "question": "y", "gold_ids": ["no-such-paper"]}),
+                json.dumps({"id": "q4", "question": ""}),
+                json.dumps({"id": "ok", "question": "dup", "answerable": False}),
+                json.dumps({"id": "q5", "question": "Who won?", "answerable": False}),
+            ]
+        )
+        + "\n"
+    )
     catalog = sample_app.index.load().catalog
     items, errors = load_items(data, catalog)  # type: ignore[arg-type]
     assert [i.id for i in items] == ["ok", "q5"]
     assert [e.line for e in errors] == [2, 3, 4, 5, 6]
-    assert "matches" in errors[1].reason and "not in the catalogue" in errors[2].reason and "duplicate" in errors[4].reason
+    assert (
+        "matches" in errors[1].reason and "not in the catalogue" in errors[2].reason and "duplicate" in errors[4].reason
+    )
 
 
 def test_eval_run_writes_reports_and_json(sample_home: Path, tmp_path: Path) -> None:
     subset = tmp_path / "small.jsonl"
     lines = DEV.read_text().splitlines()
-    subset.write_text("\n".join(lines[:3] + [l for l in lines if '"none-01"' in l or '"follow-01"' in l]) + "\n")
+    subset.write_text(
+        "\n".join(lines[:3] + [line for line in lines if '"none-01"' in line or '"follow-01"' in line]) + "\n"
+    )
     out = tmp_path / "run"
-    result = run_rag("eval", str(subset), "--config", "hybrid", "--config", "keyword", "--config", "k3:k=3",
-                     "--repeat", "2", "--out", str(out), "--json", env={"RAG_HOME": str(sample_home)})
+    result = run_rag(
+        "eval",
+        str(subset),
+        "--config",
+        "hybrid",
+        "--config",
+        "keyword",
+        "--config",
+        "k3:k=3",
+        "--repeat",
+        "2",
+        "--out",
+        str(out),
+        "--json",
+        env={"RAG_HOME": str(sample_home)},
+    )
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["dataset"] == str(subset) and set(data["configs"]) == {"hybrid", "keyword", "k3"}
     metrics = data["configs"]["hybrid"]["metrics"]
-    for key in ("recall@5", "mrr", "ndcg@10", "fact_hit_rate", "citation_precision", "citation_recall",
-                "abstention_accuracy", "unsupported_claim_rate", "total_ms_p95", "cost_usd_per_question"):
+    for key in (
+        "recall@5",
+        "mrr",
+        "ndcg@10",
+        "fact_hit_rate",
+        "citation_precision",
+        "citation_recall",
+        "abstention_accuracy",
+        "unsupported_claim_rate",
+        "total_ms_p95",
+        "cost_usd_per_question",
+    ):
         assert key in metrics
     assert data["configs"]["keyword"]["settings"]["mode"] == "keyword" and data["configs"]["k3"]["settings"]["k"] == 3
     report = (out / "report.md").read_text()
@@ -103,7 +168,9 @@ def test_regression_guard_on_the_dev_set(sample_app: App) -> None:
     assert not errors and len(items) >= 100
     assert sum(1 for i in items if not i.answerable) >= 20
     assert {"catalogue", "list", "numeric", "mention-only"} <= {i.kind for i in items}
-    metrics = run([Config("hybrid", {"mode": "hybrid", "answerer": "extractive"})], items, sample_app.settings)["hybrid"]["metrics"]
+    metrics = run([Config("hybrid", {"mode": "hybrid", "answerer": "extractive"})], items, sample_app.settings)[
+        "hybrid"
+    ]["metrics"]
     assert metrics["recall@5"] >= RECALL_AT_5_FLOOR, metrics
     assert metrics["fact_hit_rate"] >= FACT_HIT_FLOOR, metrics
     assert metrics["citation_recall"] >= CITATION_RECALL_FLOOR, metrics

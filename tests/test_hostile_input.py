@@ -18,8 +18,11 @@ from tests.conftest import HASH, ROOT, consistent, free_port, hash_app, run_rag,
 
 def test_a_lone_surrogate_is_replaced_in_that_record_only(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    path.write_text('{"id": "A", "title": "Bad \\ud800 title", "abstract": ""}\n'
-                    '{"id": "B", "title": "Good title", "abstract": ""}\n', encoding="utf-8")
+    path.write_text(
+        '{"id": "A", "title": "Bad \\ud800 title", "abstract": ""}\n'
+        '{"id": "B", "title": "Good title", "abstract": ""}\n',
+        encoding="utf-8",
+    )
     reading = Reading([path])
     papers = list(reading)
     assert [p.id for p in papers] == ["A", "B"] and papers[0].title == "Bad \ufffd title"
@@ -51,23 +54,33 @@ def test_a_text_file_is_read_only_when_it_has_the_page_layout(tmp_path: Path) ->
     out = run_rag("ingest", str(ROOT / "README.md"), env={**HASH, "RAG_HOME": str(tmp_path / "h")})
     assert out.returncode != 0 and "not a paper list" in out.stderr and "JSON Lines" in out.stderr
     notes = tmp_path / "notes.txt"
-    notes.write_text("Shopping list\n\nmilk, eggs and bread for the weekend, and something else to remember later on.\n")
+    notes.write_text(
+        "Shopping list\n\nmilk, eggs and bread for the weekend, and something else to remember later on.\n"
+    )
     assert "not a paper list" in str(read_file(notes).errors[0])
 
 
 def test_csv_with_an_open_quote_or_semicolons_loses_no_row(tmp_path: Path) -> None:
     broken = tmp_path / "broken.csv"
-    broken.write_text('id,title,abstract\n'
-                      'C1,"First paper,An abstract that is fine.\n'
-                      'C2,Second paper,Another fine abstract.\n'
-                      'C3,Third paper,"A quoted, multi-line\nabstract that is legal."\n', encoding="utf-8")
+    broken.write_text(
+        "id,title,abstract\n"
+        'C1,"First paper,An abstract that is fine.\n'
+        "C2,Second paper,Another fine abstract.\n"
+        'C3,Third paper,"A quoted, multi-line\nabstract that is legal."\n',
+        encoding="utf-8",
+    )
     result = read_file(broken)
     assert [p.id for p in result.papers] == ["C2", "C3"] and "multi-line abstract" in result.papers[1].abstract
     assert [(e.line, "never closed" in e.reason) for e in result.errors] == [(2, True)]
     semi = tmp_path / "semi.csv"
     semi.write_text("id;title;abstract;year\nS1;Semicolon paper;Values with, commas inside;2024\n", encoding="utf-8")
     paper = read_file(semi).papers[0]
-    assert (paper.id, paper.title, paper.abstract, paper.year) == ("S1", "Semicolon paper", "Values with, commas inside", 2024)
+    assert (paper.id, paper.title, paper.abstract, paper.year) == (
+        "S1",
+        "Semicolon paper",
+        "Values with, commas inside",
+        2024,
+    )
     reading = Reading([broken])
     list(reading)
     assert [(f.read, f.skipped) for f in reading.files] == [(2, 1)]
@@ -103,8 +116,11 @@ def test_a_damaged_cache_is_rebuilt_from_chroma(tmp_path: Path) -> None:
 
 def _chroma(path: Path, port: int) -> subprocess.Popen[bytes]:
     exe = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
-    proc = subprocess.Popen([exe, "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [exe, "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     wait_for_http(f"http://127.0.0.1:{port}/api/v2/heartbeat", proc, timeout=60)
     return proc
 
@@ -113,13 +129,35 @@ def test_a_chroma_server_that_goes_away_is_one_line_and_a_rerun_completes(tmp_pa
     port = free_port()
     server = _chroma(tmp_path / "server", port)
     big = tmp_path / "big.jsonl"
-    big.write_text("".join(json.dumps({"id": f"P{i}", "title": f"Paper {i} on topic {i % 17}", "abstract":
-                                       f"We study problem {i} with method M{i % 13} and report results. " * 3}) + "\n"
-                           for i in range(6000)), encoding="utf-8")
-    env = {**os.environ, **HASH, "RAG_HOME": str(tmp_path / "home"), "RAG_CHROMA_HOST": "127.0.0.1",
-           "RAG_CHROMA_PORT": str(port)}
-    proc = subprocess.Popen([sys.executable, "-m", "rag.cli", "ingest", str(big)], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    big.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": f"P{i}",
+                    "title": f"Paper {i} on topic {i % 17}",
+                    "abstract": f"We study problem {i} with method M{i % 13} and report results. " * 3,
+                }
+            )
+            + "\n"
+            for i in range(6000)
+        ),
+        encoding="utf-8",
+    )
+    env = {
+        **os.environ,
+        **HASH,
+        "RAG_HOME": str(tmp_path / "home"),
+        "RAG_CHROMA_HOST": "127.0.0.1",
+        "RAG_CHROMA_PORT": str(port),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rag.cli", "ingest", str(big)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(4)  # mid-ingest
     server.send_signal(signal.SIGKILL)
     server.wait()
@@ -127,13 +165,25 @@ def test_a_chroma_server_that_goes_away_is_one_line_and_a_rerun_completes(tmp_pa
     assert proc.returncode == 5, err
     lines = [line for line in err.strip().splitlines() if line.startswith("error:")]
     assert len(lines) == 1 and f"127.0.0.1:{port}" in lines[0] and "Traceback" not in err
-    search = subprocess.run([sys.executable, "-m", "rag.cli", "search", "topic"], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=120)
+    search = subprocess.run(
+        [sys.executable, "-m", "rag.cli", "search", "topic"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert search.returncode == 5 and f"127.0.0.1:{port}" in search.stderr and "Traceback" not in search.stderr
     server = _chroma(tmp_path / "server", port)  # the same data folder, back again
     try:
-        rerun = subprocess.run([sys.executable, "-m", "rag.cli", "ingest", str(big), "--json"], cwd=ROOT, env=env,
-                               capture_output=True, text=True, timeout=600)
+        rerun = subprocess.run(
+            [sys.executable, "-m", "rag.cli", "ingest", str(big), "--json"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert rerun.returncode == 0, rerun.stderr
         app = hash_app(tmp_path / "home", chroma_host="127.0.0.1", chroma_port=port)
         assert consistent(app) == (6000, 6000)

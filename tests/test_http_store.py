@@ -19,8 +19,11 @@ from tests.conftest import free_port, wait_for_http
 def chroma_server(tmp_path: Path) -> Iterator[int]:
     exe = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
     port = free_port()
-    proc = subprocess.Popen([exe, "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [exe, "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     wait_for_http(f"http://127.0.0.1:{port}/api/v2/heartbeat", proc, timeout=60)
     yield port
     proc.terminate()

@@ -94,12 +94,18 @@ def test_nothing_readable_is_an_error_and_harms_nothing(sample_app: App) -> None
 
 
 def test_identity_is_the_records_own_id(tmp_path: Path) -> None:
-    opening = ("We study how large language models acquire arithmetic skills during pretraining and find that the "
-               "learning dynamics follow a sequence of distinct phases that can be predicted from the loss curve. ")
+    opening = (
+        "We study how large language models acquire arithmetic skills during pretraining and find that the "
+        "learning dynamics follow a sequence of distinct phases that can be predicted from the loss curve. "
+    )
     records = [
         *({"id": f"NA{i}", "title": f"Placeholder paper {i}", "abstract": "No abstract available."} for i in range(4)),
         {"id": "L1", "title": "Phases of arithmetic", "abstract": opening + "The first result concerns addition."},
-        {"id": "L2", "title": "Phases of arithmetic, again", "abstract": opening + "The second result concerns division."},
+        {
+            "id": "L2",
+            "title": "Phases of arithmetic, again",
+            "abstract": opening + "The second result concerns division.",
+        },
         {"id": "E1", "title": "Emoji one", "abstract": "🚀🚀🚀"},
         {"id": "E2", "title": "Emoji two", "abstract": "🚀🚀🚀"},
         {"title": "No id, emoji", "abstract": "🎉🎉"},
@@ -121,14 +127,30 @@ def test_a_pasted_abstract_joins_its_listed_paper_and_the_merge_is_reported(tmp_
     papers = {p.label: p for p in app.lookup("", limit=200)}  # type: ignore[attr-defined]
     persuasion, brain = papers["PersuasionBench"], papers["BrainOOD"]
     listed = [
-        {"id": "OR-persuasion", "title": "Measuring And Improving Persuasiveness Of Large Language Models",
-         "abstract": persuasion.abstract.replace(",", " ,").rstrip(".") + " ", "venue": "ICLR", "year": 2025, "decision": "Accept (Poster)"},
-        {"id": "OR-brain", "title": "BrainOOD: Out-of-distribution Generalizable Brain Network Analysis", "abstract": "",
-         "authors": ["Jiaxing Xu"], "venue": "ICML", "year": 2025},
+        {
+            "id": "OR-persuasion",
+            "title": "Measuring And Improving Persuasiveness Of Large Language Models",
+            "abstract": persuasion.abstract.replace(",", " ,").rstrip(".") + " ",
+            "venue": "ICLR",
+            "year": 2025,
+            "decision": "Accept (Poster)",
+        },
+        {
+            "id": "OR-brain",
+            "title": "BrainOOD: Out-of-distribution Generalizable Brain Network Analysis",
+            "abstract": "",
+            "authors": ["Jiaxing Xu"],
+            "venue": "ICML",
+            "year": 2025,
+        },
         {"id": "OR-other", "title": "BrainOODX is not the same name", "abstract": ""},
     ]
-    out = run_rag("ingest", str(_jsonl(tmp_path / "listed.jsonl", listed)), "--json",
-                  env={**HASH, "RAG_HOME": str(tmp_path / "home")})
+    out = run_rag(
+        "ingest",
+        str(_jsonl(tmp_path / "listed.jsonl", listed)),
+        "--json",
+        env={**HASH, "RAG_HOME": str(tmp_path / "home")},
+    )
     assert out.returncode == 0, out.stderr
     summary = json.loads(out.stdout)
     reasons = {m["into"]: (m["records"], m["reason"]) for m in summary["merges"]}
@@ -136,7 +158,9 @@ def test_a_pasted_abstract_joins_its_listed_paper_and_the_merge_is_reported(tmp_
     assert reasons["OR-brain"][0] == [brain.id] and "brainood" in reasons["OR-brain"][1]
     assert "OR-other" not in reasons
     merged = app.paper("OR-brain")  # type: ignore[attr-defined]
-    assert merged.abstract == brain.abstract and merged.title.startswith("BrainOOD:") and merged.authors == ["Jiaxing Xu"]
+    assert (
+        merged.abstract == brain.abstract and merged.title.startswith("BrainOOD:") and merged.authors == ["Jiaxing Xu"]
+    )
     assert app.paper(brain.id) is None and app.paper("OR-persuasion").decision == "Accept (Poster)"  # type: ignore[attr-defined]
     assert consistent(app) == (96 + 1, 96 + 1)
     again = app.ingest_sample(progress=False)  # type: ignore[attr-defined]
@@ -162,23 +186,41 @@ def test_seeds_and_the_shared_lists_merge_only_on_strong_evidence(tmp_path: Path
 
 def test_title_only_papers_are_found_by_title_author_and_topic(tmp_path: Path) -> None:
     records = [
-        {"id": "S1", "title": "SWIFT: On-the-Fly Self-Speculative Decoding for LLM Inference Acceleration",
-         "authors": ["Heming Xia", "Yongqi Li"], "abstract": "", "venue": "ICLR", "year": 2025},
-        {"id": "S2", "title": "Swift Sampling for Diffusion Models", "authors": ["Ann Other"],
-         "abstract": "We speed up sampling of diffusion models with a swift solver that needs four steps."},
+        {
+            "id": "S1",
+            "title": "SWIFT: On-the-Fly Self-Speculative Decoding for LLM Inference Acceleration",
+            "authors": ["Heming Xia", "Yongqi Li"],
+            "abstract": "",
+            "venue": "ICLR",
+            "year": 2025,
+        },
+        {
+            "id": "S2",
+            "title": "Swift Sampling for Diffusion Models",
+            "authors": ["Ann Other"],
+            "abstract": "We speed up sampling of diffusion models with a swift solver that needs four steps.",
+        },
         {"id": "S3", "title": "Graph Pooling Revisited", "authors": ["Heming Xia"], "abstract": ""},
     ]
     app = hash_app(tmp_path / "home")
     report = app.ingest([_jsonl(tmp_path / "t.jsonl", records)], progress=False)  # type: ignore[attr-defined]
     assert report.title_only_read == 2
-    for query in ("SWIFT: On-the-Fly Self-Speculative Decoding for LLM Inference Acceleration",
-                  "SWIFT: On-the-Fly Self-Speculative Decoding…", "self-speculative decoding"):
+    for query in (
+        "SWIFT: On-the-Fly Self-Speculative Decoding for LLM Inference Acceleration",
+        "SWIFT: On-the-Fly Self-Speculative Decoding…",
+        "self-speculative decoding",
+    ):
         hits = app.search(query, k=3).hits  # type: ignore[attr-defined]
         assert hits[0].paper.id == "S1", query
         assert hits[0].public()["has_abstract"] is False
     assert [h.paper.id for h in app.search("Heming Xia", k=2).hits] == ["S1", "S3"]  # type: ignore[attr-defined]
-    out = run_rag("search", "SWIFT: On-the-Fly Self-Speculative Decoding", "--k", "1",
-                  env={**HASH, "RAG_HOME": str(tmp_path / "home")})
+    out = run_rag(
+        "search",
+        "SWIFT: On-the-Fly Self-Speculative Decoding",
+        "--k",
+        "1",
+        env={**HASH, "RAG_HOME": str(tmp_path / "home")},
+    )
     assert "SWIFT" in out.stdout and "(no abstract in the collection)" in out.stdout
 
 
@@ -197,10 +239,20 @@ def test_missing_chunks_are_repaired_not_counted_unchanged(tmp_path: Path) -> No
 def test_remove_by_id_by_source_and_reset(tmp_path: Path) -> None:
     home = tmp_path / "home"
     env = {**HASH, "RAG_HOME": str(home)}
-    a = _jsonl(tmp_path / "a.jsonl", [{"id": "A1", "title": "Alpha one", "abstract": ""},
-                                      {"id": "AB", "title": "Shared paper", "abstract": "", "venue": "ICLR"}])
-    b = _jsonl(tmp_path / "b.jsonl", [{"id": "AB", "title": "Shared paper", "abstract": "", "year": 2024},
-                                      {"id": "B1", "title": "Beta one", "abstract": ""}])
+    a = _jsonl(
+        tmp_path / "a.jsonl",
+        [
+            {"id": "A1", "title": "Alpha one", "abstract": ""},
+            {"id": "AB", "title": "Shared paper", "abstract": "", "venue": "ICLR"},
+        ],
+    )
+    b = _jsonl(
+        tmp_path / "b.jsonl",
+        [
+            {"id": "AB", "title": "Shared paper", "abstract": "", "year": 2024},
+            {"id": "B1", "title": "Beta one", "abstract": ""},
+        ],
+    )
     assert run_rag("ingest", str(a), str(b), env=env).returncode == 0
     out = run_rag("remove", "B1", "--json", env=env)
     assert out.returncode == 0 and json.loads(out.stdout)["removed"] == ["B1"]
@@ -222,8 +274,13 @@ def test_remove_by_id_by_source_and_reset(tmp_path: Path) -> None:
 def test_killed_ingest_rerun_is_consistent(tmp_path: Path) -> None:
     home = tmp_path / "killed"
     env = {**os.environ, "RAG_HOME": str(home), "RAG_INGEST_BATCH": "16"}  # six batches: a kill lands mid-run
-    proc = subprocess.Popen([sys.executable, "-m", "rag.cli", "ingest"], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rag.cli", "ingest"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 180
     written = 0
     # Kill once chunks are in Chroma but before the run can finish.
@@ -264,10 +321,19 @@ def test_default_data_folder_is_the_user_data_folder(tmp_path: Path, monkeypatch
 
 
 def test_filters_and_lookup_over_the_catalogue(tmp_path: Path) -> None:
-    records = [{"id": f"F{i}", "title": f"Paper {i} on topic {'ab'[i % 2]}", "abstract": "",
-                "authors": ["Léo Dupont" if i % 3 == 0 else "Ann Smith"], "venue": "ICML" if i % 2 else "ICLR",
-                "year": 2024 + i % 2, "track": "position" if i == 5 else "main",
-                "decision": "Accept (Oral)" if i < 2 else "Accept (Poster)"} for i in range(10)]
+    records = [
+        {
+            "id": f"F{i}",
+            "title": f"Paper {i} on topic {'ab'[i % 2]}",
+            "abstract": "",
+            "authors": ["Léo Dupont" if i % 3 == 0 else "Ann Smith"],
+            "venue": "ICML" if i % 2 else "ICLR",
+            "year": 2024 + i % 2,
+            "track": "position" if i == 5 else "main",
+            "decision": "Accept (Oral)" if i < 2 else "Accept (Poster)",
+        }
+        for i in range(10)
+    ]
     app = hash_app(tmp_path / "home")
     app.ingest([_jsonl(tmp_path / "f.jsonl", records)], progress=False)  # type: ignore[attr-defined]
     catalog = app.index.load().catalog  # type: ignore[attr-defined]

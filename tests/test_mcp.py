@@ -25,8 +25,19 @@ from tests.conftest import ROOT, free_port, wait_for_http
 
 T = TypeVar("T")
 TOOLS = {"search_papers", "ask", "lookup_paper", "bibtex"}
-PAPER_KEYS = {"paper_id", "title", "label", "authors", "venue", "year", "track", "decision", "url", "abstract",
-              "has_abstract"}
+PAPER_KEYS = {
+    "paper_id",
+    "title",
+    "label",
+    "authors",
+    "venue",
+    "year",
+    "track",
+    "decision",
+    "url",
+    "abstract",
+    "has_abstract",
+}
 ON_TOPIC = "Which paper introduced PersuasionBench?"
 OFF_TOPIC = "Who painted the Mona Lisa?"
 TIMEOUT = timedelta(seconds=120)
@@ -43,8 +54,12 @@ def over_stdio(home: Path, log: Path, body: Callable[[ClientSession], Awaitable[
     """Spawn `python -m rag.cli mcp` with RAG_HOME=home, run `body` in an initialised session."""
 
     async def main() -> T:
-        params = StdioServerParameters(command=sys.executable, args=["-m", "rag.cli", "mcp"], cwd=str(ROOT),
-                                       env={**os.environ, "RAG_HOME": str(home)})
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "rag.cli", "mcp"],
+            cwd=str(ROOT),
+            env={**os.environ, "RAG_HOME": str(home)},
+        )
         with log.open("w") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write, read_timeout_seconds=TIMEOUT) as session:
@@ -103,14 +118,18 @@ def test_stdio_lists_tools_and_searches(mcp_home: Path, tmp_path: Path) -> None:
     async def body(session: ClientSession) -> dict[str, Any]:
         listed = await session.list_tools()
         results: dict[str, Any] = {"tools": {t.name: t for t in listed.tools}}
-        results["hits"] = await session.call_tool("search_papers", {"query": "sparse autoencoders interpretability",
-                                                                    "k": 3})
-        results["icml"] = await session.call_tool("search_papers", {"query": "language models", "venue": "icml",
-                                                                    "mode": "keyword", "k": 50})
-        results["nobody"] = await session.call_tool("search_papers", {"query": "sparse autoencoders",
-                                                                      "venue": "NeurIPS"})
-        results["no_author"] = await session.call_tool("search_papers", {"query": "sparse autoencoders",
-                                                                         "author": "Zyxwvut Nobody"})
+        results["hits"] = await session.call_tool(
+            "search_papers", {"query": "sparse autoencoders interpretability", "k": 3}
+        )
+        results["icml"] = await session.call_tool(
+            "search_papers", {"query": "language models", "venue": "icml", "mode": "keyword", "k": 50}
+        )
+        results["nobody"] = await session.call_tool(
+            "search_papers", {"query": "sparse autoencoders", "venue": "NeurIPS"}
+        )
+        results["no_author"] = await session.call_tool(
+            "search_papers", {"query": "sparse autoencoders", "author": "Zyxwvut Nobody"}
+        )
         return results
 
     results = over_stdio(mcp_home, tmp_path / "server.log", body)
@@ -131,7 +150,7 @@ def test_stdio_lists_tools_and_searches(mcp_home: Path, tmp_path: Path) -> None:
     scores = [p["score"] for p in hits["papers"]]
     assert scores == sorted(scores, reverse=True)
     for paper in hits["papers"]:
-        assert PAPER_KEYS <= set(paper)
+        assert set(paper) >= PAPER_KEYS
         assert paper["has_abstract"] is True and isinstance(paper["abstract"], str) and paper["abstract"]
     assert "sparse autoencoder" in hits["papers"][0]["abstract"].lower()
 
@@ -144,9 +163,11 @@ def test_stdio_lists_tools_and_searches(mcp_home: Path, tmp_path: Path) -> None:
 
 def test_stdio_ask_cites_retrieved_papers_and_abstains_off_topic(mcp_home: Path, tmp_path: Path) -> None:
     async def body(session: ClientSession) -> list[CallToolResult]:
-        return [await session.call_tool("ask", {"question": ON_TOPIC, "k": 5}),
-                await session.call_tool("ask", {"question": OFF_TOPIC}),
-                await session.call_tool("ask", {"question": ON_TOPIC, "decision": "Oral"})]
+        return [
+            await session.call_tool("ask", {"question": ON_TOPIC, "k": 5}),
+            await session.call_tool("ask", {"question": OFF_TOPIC}),
+            await session.call_tool("ask", {"question": ON_TOPIC, "decision": "Oral"}),
+        ]
 
     on_topic, off_topic, filtered_out = (data(r) for r in over_stdio(mcp_home, tmp_path / "server.log", body))
     check_answer(on_topic)
@@ -177,7 +198,7 @@ def test_stdio_lookup_and_bibtex(mcp_home: Path, tmp_path: Path) -> None:
 
     r = over_stdio(mcp_home, tmp_path / "server.log", body)
     first = r["found"]["papers"][0]
-    assert "PersuasionBench" in first["title"] + first["label"] and PAPER_KEYS <= set(first)
+    assert "PersuasionBench" in first["title"] + first["label"] and set(first) >= PAPER_KEYS
     assert r["by_id"]["count"] == 1 and r["by_id"]["papers"][0] == first
     assert r["listed"]["count"] == len(r["listed"]["papers"]) > 0
     assert {p["venue"] for p in r["listed"]["papers"]} == {"ICML"}
@@ -241,8 +262,13 @@ def test_stdio_without_an_index_reports_the_library_message(tmp_path: Path) -> N
 def ui_mcp_url(mcp_home: Path, tmp_path: Path) -> Iterator[str]:
     port = free_port()
     log = (tmp_path / "ui.log").open("w")  # read it when the server fails to start
-    proc = subprocess.Popen([sys.executable, "-m", "rag.cli", "ui", "--mcp", "--port", str(port)], cwd=ROOT,
-                            env={**os.environ, "RAG_HOME": str(mcp_home)}, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rag.cli", "ui", "--mcp", "--port", str(port)],
+        cwd=ROOT,
+        env={**os.environ, "RAG_HOME": str(mcp_home)},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     url = f"http://127.0.0.1:{port}/"
     try:
         wait_for_http(url, proc, timeout=90)
@@ -276,7 +302,7 @@ def test_ui_serves_the_same_tools_over_gradio_mcp(ui_mcp_url: str) -> None:
     assert r["tools"]["ask"].inputSchema["required"] == ["question"]
 
     hits = data(r["hits"])
-    assert hits["count"] == 2 and all(PAPER_KEYS <= set(p) and p["has_abstract"] for p in hits["papers"])
+    assert hits["count"] == 2 and all(set(p) >= PAPER_KEYS and p["has_abstract"] for p in hits["papers"])
     assert data(r["nobody"])["papers"] == []
     check_answer(data(r["answer"]))
     abstained = data(r["abstain"])

@@ -30,8 +30,7 @@ STRACE = shutil.which("strace")
 REQUIRE_STRACE = os.environ.get("RAG_REQUIRE_STRACE") == "1"  # read now: the clean_env fixture drops RAG_*
 UI_SECONDS = 15.0  # how long the UI stays up after launch, longer than onnxruntime's upload delay
 # sendmsg and sendmmsg too: an unconnected UDP socket can reach the network without connect().
-TRACE = ["-f", "--seccomp-bpf", "-qq", "-s", "0", "-e", "signal=none", "-e",
-         "trace=connect,sendto,sendmsg,sendmmsg"]
+TRACE = ["-f", "--seccomp-bpf", "-qq", "-s", "0", "-e", "signal=none", "-e", "trace=connect,sendto,sendmsg,sendmmsg"]
 SOCKADDR = re.compile(r"\{sa_family=(AF_\w+)([^{}]*)\}")
 IP = re.compile(r'inet_addr\("([^"]+)"\)|inet_pton\(AF_INET6, "([^"]+)"')
 PORT = re.compile(r"sin6?_port=htons\((\d+)\)")
@@ -77,8 +76,12 @@ def _strace_or_skip(tmp_path: Path) -> str:
     """The strace binary, once it has traced a trivial command; else skip (or fail under CI)."""
     reason = "strace is not installed (apt-get install strace; .ci/run does this)"
     if STRACE:
-        probe = subprocess.run([STRACE, *TRACE, "-o", str(tmp_path / "probe"), sys.executable, "-c", "pass"],
-                               capture_output=True, text=True, timeout=60)
+        probe = subprocess.run(
+            [STRACE, *TRACE, "-o", str(tmp_path / "probe"), sys.executable, "-c", "pass"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         if probe.returncode == 0:
             return STRACE
         reason = f"strace cannot trace here (ptrace not permitted?): {probe.stderr.strip()[:300]}"
@@ -97,8 +100,9 @@ def _env() -> dict[str, str]:
 
 
 def _run(strace: str, log: Path, *args: str) -> None:
-    done = subprocess.run(_command(strace, log, *args), cwd=ROOT, env=_env(), capture_output=True, text=True,
-                          timeout=600)
+    done = subprocess.run(
+        _command(strace, log, *args), cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, f"rag {' '.join(args)} failed:\n{done.stderr[-2000:]}"
 
 
@@ -109,8 +113,14 @@ def _run_ui(strace: str, log: Path, tmp_path: Path) -> None:
     port = free_port()
     started = time.monotonic()
     with (tmp_path / "ui.out").open("wb") as out:
-        proc = subprocess.Popen(_command(strace, log, "ui", "--port", str(port)), cwd=ROOT, env=_env(),
-                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            _command(strace, log, "ui", "--port", str(port)),
+            cwd=ROOT,
+            env=_env(),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         try:
             url = f"http://127.0.0.1:{port}/"
             wait_for_http(url, proc, timeout=120)

@@ -31,8 +31,19 @@ from rag.errors import RagError
 from rag.text import plain
 from rag.types import Answer
 from ui import scripts
-from ui.render import (NO_PAPER, NO_SOURCES, answer_html, bibtex_text, conversation_markdown, lookup_html,
-                       map_payload, paper_html, question_html, sources_html, streaming_html)
+from ui.render import (
+    NO_PAPER,
+    NO_SOURCES,
+    answer_html,
+    bibtex_text,
+    conversation_markdown,
+    lookup_html,
+    map_payload,
+    paper_html,
+    question_html,
+    sources_html,
+    streaming_html,
+)
 from ui.safe import LATEX_DELIMITERS, escape
 from ui.security import SecurityHeaders
 
@@ -41,8 +52,13 @@ log = logging.getLogger(__name__)
 ANY = "(any)"
 # System fonts only: the default theme would fetch web fonts, and these machines are offline.
 THEME = gr.themes.Default(
-    primary_hue="blue", neutral_hue="slate", radius_size="sm", spacing_size="sm", text_size="md",
-    font=["ui-sans-serif", "system-ui", "sans-serif"], font_mono=["ui-monospace", "monospace"],
+    primary_hue="blue",
+    neutral_hue="slate",
+    radius_size="sm",
+    spacing_size="sm",
+    text_size="md",
+    font=["ui-sans-serif", "system-ui", "sans-serif"],
+    font_mono=["ui-monospace", "monospace"],
 )
 
 CSS = """
@@ -113,13 +129,20 @@ class Conversation:
         return [(t.question, t.answer, f) for t, f in zip(self.session.turns, self.filters)]
 
 
-def _filters(venue: str | None, year: str | None, track: str | None, decision: str | None, author: str | None) -> Filters:
+def _filters(
+    venue: str | None, year: str | None, track: str | None, decision: str | None, author: str | None
+) -> Filters:
     def chosen(value: str | None) -> str | None:
         return None if value in ("", ANY, None) else value
 
     year_value = chosen(year)
-    return Filters(venue=chosen(venue), year=int(year_value) if year_value and year_value.isdigit() else None,
-                   track=(track or "").strip() or None, decision=chosen(decision), author=(author or "").strip() or None)
+    return Filters(
+        venue=chosen(venue),
+        year=int(year_value) if year_value and year_value.isdigit() else None,
+        track=(track or "").strip() or None,
+        decision=chosen(decision),
+        author=(author or "").strip() or None,
+    )
 
 
 def _answer_markdown(question: str, answer: Answer, filters: Filters) -> str:
@@ -138,8 +161,10 @@ class Handlers:
     # -- header and menus ----------------------------------------------------------------------
     def header(self) -> str:
         status = self.app.status()
-        return (f"{int(str(status['papers'])):,} papers indexed · {escape(status['embedding_model'])} · "
-                f"{escape(self.app.mode_line)}")
+        return (
+            f"{int(str(status['papers'])):,} papers indexed · {escape(status['embedding_model'])} · "
+            f"{escape(self.app.mode_line)}"
+        )
 
     def filter_choices(self) -> dict[str, list[str]]:
         facets = self.app.facets()
@@ -157,8 +182,17 @@ class Handlers:
         return int(str(self.app.status()["papers"]))
 
     # -- asking ----------------------------------------------------------------------------------
-    def respond(self, message: str, history: list[dict[str, Any]] | None, conv: Conversation | None,
-                venue: str, year: str, track: str, decision: str, author: str) -> Iterator[tuple[Any, ...]]:
+    def respond(
+        self,
+        message: str,
+        history: list[dict[str, Any]] | None,
+        conv: Conversation | None,
+        venue: str,
+        year: str,
+        track: str,
+        decision: str,
+        author: str,
+    ) -> Iterator[tuple[Any, ...]]:
         """Stream one answer. Yields (chat, sources, conversation, question box, Markdown export,
         BibTeX export, copy text, map focus)."""
         skip = gr.skip()
@@ -191,7 +225,16 @@ class Handlers:
         text = ""
         while (piece := pieces.get()) is not None:
             text += piece
-            yield [*history, {"role": "assistant", "content": streaming_html(text)}], skip, conv, "", skip, skip, skip, skip
+            yield (
+                [*history, {"role": "assistant", "content": streaming_html(text)}],
+                skip,
+                conv,
+                "",
+                skip,
+                skip,
+                skip,
+                skip,
+            )
         if "error" in outcome:
             yield history[:-1], skip, conv, message, skip, skip, skip, skip
             raise gr.Error(outcome["error"])
@@ -201,7 +244,16 @@ class Handlers:
         history.append({"role": "assistant", "content": answer_html(answer, turn, filters, self.total())})
         focus = self.answer_focus(answer, message)
         md, bib = self.export_files(conv)
-        yield (history, sources_html(answer, turn), conv, "", md, bib, _answer_markdown(message, answer, filters), focus)
+        yield (
+            history,
+            sources_html(answer, turn),
+            conv,
+            "",
+            md,
+            bib,
+            _answer_markdown(message, answer, filters),
+            focus,
+        )
 
     @staticmethod
     def answer_focus(answer: Answer, question: str) -> dict[str, Any]:
@@ -211,8 +263,11 @@ class Handlers:
         for hit in answer.sources:
             marks.setdefault(hit.paper.id, "")
         short = question if len(question) <= 70 else question[:67] + "…"
-        return {"ids": marks, "caption": f"Highlighted: the {len(answer.citations)} cited and "
-                                         f"{len(marks) - len(answer.citations)} other retrieved papers for “{short}”"}
+        return {
+            "ids": marks,
+            "caption": f"Highlighted: the {len(answer.citations)} cited and "
+            f"{len(marks) - len(answer.citations)} other retrieved papers for “{short}”",
+        }
 
     def select_answer(self, conv: Conversation | None, evt: gr.SelectData) -> str:
         """Clicking a message shows that turn's sources (message index // 2 is the turn)."""
@@ -243,8 +298,9 @@ class Handlers:
         return [], NO_SOURCES, None, none, none, "", {"ids": {}, "caption": ""}
 
     # -- papers ----------------------------------------------------------------------------------
-    def lookup(self, query: str, venue: str, year: str, track: str, decision: str, author: str
-               ) -> tuple[str, dict[str, Any]]:
+    def lookup(
+        self, query: str, venue: str, year: str, track: str, decision: str, author: str
+    ) -> tuple[str, dict[str, Any]]:
         """Catalogue matches in the library's relevance order (not re-sorted here)."""
         filters = _filters(venue, year, track, decision, author)
         if not (query or "").strip() and not filters.active():
@@ -275,8 +331,9 @@ class Handlers:
         titles = self._titles[1]
         return {"gen": paper_map.generation, "t": [titles.get(pid, pid)[:160] for pid in paper_map.ids]}
 
-    def map_view(self, focus: dict[str, Any] | None, venue: str, year: str, track: str, decision: str,
-                 author: str) -> dict[str, Any]:
+    def map_view(
+        self, focus: dict[str, Any] | None, venue: str, year: str, track: str, decision: str, author: str
+    ) -> dict[str, Any]:
         """The map's data: every paper, the filtered-out ones greyed, the focus highlighted."""
         try:
             paper_map = self.app.paper_map()
@@ -297,8 +354,16 @@ class Handlers:
             paper = self.app.paper(pid) if pid in index else None
             if paper is not None:
                 highlight.append((index[pid], str(label), plain(paper.display_title)[:160]))
-        return map_payload(paper_map.xy, paper_map.cluster, paper_map.names, paper_map.embedded, paper_map.generation,
-                           shown, highlight, caption)
+        return map_payload(
+            paper_map.xy,
+            paper_map.cluster,
+            paper_map.names,
+            paper_map.embedded,
+            paper_map.generation,
+            shown,
+            highlight,
+            caption,
+        )
 
     def open_map_paper(self, evt: gr.EventData) -> str:
         """A click on the map sends the point's index in the map it was drawn from."""
@@ -340,59 +405,107 @@ def build(app: App) -> gr.Blocks:
             gr.Markdown("**This conversation**")
             clear_button = gr.Button("New conversation", size="sm", elem_id="clear")
             copy_button = gr.Button("Copy answer", size="sm", elem_id="copy-answer")
-            md_button = gr.DownloadButton("Export conversation (.md)", value=None, interactive=False, size="sm",
-                                          elem_id="export-md")
-            bib_button = gr.DownloadButton("BibTeX of cited papers (.bib)", value=None, interactive=False, size="sm",
-                                           elem_id="export-bib")
+            md_button = gr.DownloadButton(
+                "Export conversation (.md)", value=None, interactive=False, size="sm", elem_id="export-md"
+            )
+            bib_button = gr.DownloadButton(
+                "BibTeX of cited papers (.bib)", value=None, interactive=False, size="sm", elem_id="export-bib"
+            )
             copy_text = gr.Textbox(visible="hidden", elem_id="copy-text")
         with gr.Tabs():
             with gr.Tab("Ask", id="ask-tab"):
                 with gr.Row(equal_height=False):
                     with gr.Column(scale=3):
-                        chatbot = gr.Chatbot(label="Conversation", height=600, elem_id="chat", render_markdown=False,
-                                             sanitize_html=True, allow_tags=False, latex_delimiters=LATEX_DELIMITERS,
-                                             feedback_options=None, buttons=[],
-                                             placeholder="Ask about the papers in the collection. Each claim is cited; "
-                                                         "click a number to see its source.")
+                        chatbot = gr.Chatbot(
+                            label="Conversation",
+                            height=600,
+                            elem_id="chat",
+                            render_markdown=False,
+                            sanitize_html=True,
+                            allow_tags=False,
+                            latex_delimiters=LATEX_DELIMITERS,
+                            feedback_options=None,
+                            buttons=[],
+                            placeholder="Ask about the papers in the collection. Each claim is cited; "
+                            "click a number to see its source.",
+                        )
                         with gr.Row(equal_height=True):
-                            question = gr.Textbox(label="Question", show_label=False, placeholder="Ask a question about the papers…",
-                                                  elem_id="question", lines=1, max_lines=4, scale=8, submit_btn=False)
+                            question = gr.Textbox(
+                                label="Question",
+                                show_label=False,
+                                placeholder="Ask a question about the papers…",
+                                elem_id="question",
+                                lines=1,
+                                max_lines=4,
+                                scale=8,
+                                submit_btn=False,
+                            )
                             ask_button = gr.Button("Ask", variant="primary", elem_id="ask", scale=1, min_width=90)
-                        examples = gr.Dataset(components=[question], samples=[[q] for q in example_questions],
-                                              label="Examples from this collection", elem_id="examples", type="values")
+                        examples = gr.Dataset(
+                            components=[question],
+                            samples=[[q] for q in example_questions],
+                            label="Examples from this collection",
+                            elem_id="examples",
+                            type="values",
+                        )
                     with gr.Column(scale=2):
-                        sources = gr.Markdown(NO_SOURCES, label="Sources", elem_id="sources",
-                                              latex_delimiters=LATEX_DELIMITERS, sanitize_html=True)
+                        sources = gr.Markdown(
+                            NO_SOURCES,
+                            label="Sources",
+                            elem_id="sources",
+                            latex_delimiters=LATEX_DELIMITERS,
+                            sanitize_html=True,
+                        )
             with gr.Tab("Paper lookup", id="lookup-tab"):
                 with gr.Row():
-                    lookup_query = gr.Textbox(label="Look up papers", show_label=False, placeholder="Title, method name or author…",
-                                              elem_id="lookup-query", max_lines=1, scale=6)
+                    lookup_query = gr.Textbox(
+                        label="Look up papers",
+                        show_label=False,
+                        placeholder="Title, method name or author…",
+                        elem_id="lookup-query",
+                        max_lines=1,
+                        scale=6,
+                    )
                     lookup_button = gr.Button("Look up", variant="primary", elem_id="lookup", scale=1, min_width=90)
                 with gr.Row(equal_height=False):
                     with gr.Column(scale=5):
-                        table = gr.HTML("<div class='sources-empty'>Type a title, a method name or an author.</div>",
-                                        elem_id="lookup-results", js_on_load=scripts.LOOKUP, apply_default_css=False)
+                        table = gr.HTML(
+                            "<div class='sources-empty'>Type a title, a method name or an author.</div>",
+                            elem_id="lookup-results",
+                            js_on_load=scripts.LOOKUP,
+                            apply_default_css=False,
+                        )
                     with gr.Column(scale=3):
-                        paper_view = gr.Markdown(NO_PAPER, elem_id="paper-view", latex_delimiters=LATEX_DELIMITERS,
-                                                 sanitize_html=True)
+                        paper_view = gr.Markdown(
+                            NO_PAPER, elem_id="paper-view", latex_delimiters=LATEX_DELIMITERS, sanitize_html=True
+                        )
             with gr.Tab("Map", id="map-tab") as map_tab:
                 with gr.Row(equal_height=False):
                     with gr.Column(scale=3):
-                        paper_map = gr.HTML({}, html_template=scripts.MAP_TEMPLATE, js_on_load=scripts.MAP,
-                                            elem_id="paper-map", server_functions=[map_titles])
+                        paper_map = gr.HTML(
+                            {},
+                            html_template=scripts.MAP_TEMPLATE,
+                            js_on_load=scripts.MAP,
+                            elem_id="paper-map",
+                            server_functions=[map_titles],
+                        )
                     with gr.Column(scale=1, min_width=260):
-                        map_paper = gr.Markdown(NO_PAPER, elem_id="map-paper", latex_delimiters=LATEX_DELIMITERS,
-                                                sanitize_html=True)
+                        map_paper = gr.Markdown(
+                            NO_PAPER, elem_id="map-paper", latex_delimiters=LATEX_DELIMITERS, sanitize_html=True
+                        )
         map_opened = gr.State(False)
         filter_inputs = [venue, year, track, decision, author]
         inputs = [question, chatbot, conv, *filter_inputs]
         outputs = [chatbot, sources, conv, question, md_button, bib_button, copy_text, focus]
         for trigger in (question.submit, ask_button.click):
-            trigger(handlers.respond, inputs, outputs, concurrency_limit=2, concurrency_id="answer",
-                    show_progress="minimal")
+            trigger(
+                handlers.respond, inputs, outputs, concurrency_limit=2, concurrency_id="answer", show_progress="minimal"
+            )
         chatbot.select(handlers.select_answer, [conv], [sources], queue=False)
         for trigger in (clear_button.click, chatbot.clear):  # the chat's own bin icon starts over too
-            trigger(handlers.clear, None, [chatbot, sources, conv, md_button, bib_button, copy_text, focus], queue=False)
+            trigger(
+                handlers.clear, None, [chatbot, sources, conv, md_button, bib_button, copy_text, focus], queue=False
+            )
         copy_button.click(None, [copy_text], None, js=scripts.COPY)
         examples.click(lambda value: value[0] if value else gr.skip(), [examples], [question], queue=False)
         for trigger in (lookup_button.click, lookup_query.submit):
@@ -416,16 +529,25 @@ def build(app: App) -> gr.Blocks:
     return demo
 
 
-def launch(app: App, host: str = "127.0.0.1", port: int = 7860, share: bool = False,
-           block: bool = True, mcp: bool = False) -> tuple[gr.Blocks, str]:
+def launch(
+    app: App, host: str = "127.0.0.1", port: int = 7860, share: bool = False, block: bool = True, mcp: bool = False
+) -> tuple[gr.Blocks, str]:
     demo = build(app)
     if mcp:  # the agent tools of rag.tools, served by Gradio's MCP server (ui/mcp_tools.py)
         from ui.mcp_tools import add_tools, check_started
 
         add_tools(demo, app)
     _, url, _ = demo.launch(
-        server_name=host, server_port=port, share=share, prevent_thread_lock=True, quiet=True,
-        css=CSS, js=scripts.PAGE, footer_links=[], theme=THEME, mcp_server=mcp,
+        server_name=host,
+        server_port=port,
+        share=share,
+        prevent_thread_lock=True,
+        quiet=True,
+        css=CSS,
+        js=scripts.PAGE,
+        footer_links=[],
+        theme=THEME,
+        mcp_server=mcp,
         max_file_size="1kb",  # the app takes no uploads; the middleware refuses them, this caps them too
         app_kwargs={"middleware": [Middleware(SecurityHeaders)]},  # type: ignore[arg-type]
     )
@@ -439,5 +561,3 @@ def launch(app: App, host: str = "127.0.0.1", port: int = 7860, share: bool = Fa
         except KeyboardInterrupt:
             demo.close()
     return demo, local
-
-

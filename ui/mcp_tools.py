@@ -48,22 +48,61 @@ def _run(tools: PaperTools, name: str, arguments: dict[str, Any]) -> str:
 def tool_functions(tools: PaperTools) -> list[Callable[..., str]]:
     """One typed function per tool; Gradio reads the names, hints and docstrings."""
 
-    def search_papers(query: str, k: int | None = None, venue: str | None = None, year: int | None = None,
-                      track: str | None = None, decision: str | None = None, author: str | None = None,
-                      mode: str | None = None) -> str:
-        return _run(tools, "search_papers", dict(query=query, k=k, venue=venue, year=year, track=track,
-                                                 decision=decision, author=author, mode=mode))
+    def search_papers(
+        query: str,
+        k: int | None = None,
+        venue: str | None = None,
+        year: int | None = None,
+        track: str | None = None,
+        decision: str | None = None,
+        author: str | None = None,
+        mode: str | None = None,
+    ) -> str:
+        return _run(
+            tools,
+            "search_papers",
+            dict(query=query, k=k, venue=venue, year=year, track=track, decision=decision, author=author, mode=mode),
+        )
 
-    def ask(question: str, k: int | None = None, venue: str | None = None, year: int | None = None,
-            track: str | None = None, decision: str | None = None, author: str | None = None) -> str:
-        return _run(tools, "ask", dict(question=question, k=k, venue=venue, year=year, track=track,
-                                       decision=decision, author=author))
+    def ask(
+        question: str,
+        k: int | None = None,
+        venue: str | None = None,
+        year: int | None = None,
+        track: str | None = None,
+        decision: str | None = None,
+        author: str | None = None,
+    ) -> str:
+        return _run(
+            tools,
+            "ask",
+            dict(question=question, k=k, venue=venue, year=year, track=track, decision=decision, author=author),
+        )
 
-    def lookup_paper(query: str | None = None, paper_id: str | None = None, venue: str | None = None,
-                     year: int | None = None, track: str | None = None, decision: str | None = None,
-                     author: str | None = None, limit: int | None = None) -> str:
-        return _run(tools, "lookup_paper", dict(query=query, paper_id=paper_id, venue=venue, year=year,
-                                                track=track, decision=decision, author=author, limit=limit))
+    def lookup_paper(
+        query: str | None = None,
+        paper_id: str | None = None,
+        venue: str | None = None,
+        year: int | None = None,
+        track: str | None = None,
+        decision: str | None = None,
+        author: str | None = None,
+        limit: int | None = None,
+    ) -> str:
+        return _run(
+            tools,
+            "lookup_paper",
+            dict(
+                query=query,
+                paper_id=paper_id,
+                venue=venue,
+                year=year,
+                track=track,
+                decision=decision,
+                author=author,
+                limit=limit,
+            ),
+        )
 
     def bibtex(paper_ids: list[str]) -> str:
         return _run(tools, "bibtex", dict(paper_ids=paper_ids))

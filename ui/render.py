@@ -14,8 +14,10 @@ from rag.text import format_authors, normalise, plain, split_sentences
 from rag.types import Answer, Citation, Hit, Paper
 from ui.safe import escape, inline_html, markdown_html, one_block, safe_url
 
-NO_SOURCES = one_block("<div class='sources-empty'>The sources of the selected answer appear here, "
-                       "with the sentence that supports each claim highlighted.</div>")
+NO_SOURCES = one_block(
+    "<div class='sources-empty'>The sources of the selected answer appear here, "
+    "with the sentence that supports each claim highlighted.</div>"
+)
 NO_PAPER = one_block("<div class='sources-empty'>Click a paper to read it here.</div>")
 NO_ABSTRACT = "<div class='source-abstract no-abstract'>No abstract in the collection (title only).</div>"
 
@@ -23,8 +25,24 @@ NO_ABSTRACT = "<div class='source-abstract no-abstract'>No abstract in the colle
 COLLAPSE_CHARS = 520
 
 # 16 colours that stay apart on white (Tableau 10 and six from Tableau 20), one per cluster.
-PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
-           "#9c755f", "#79706e", "#86bcb6", "#d37295", "#a0cbe8", "#8cd17d", "#b6992d", "#499894"]
+PALETTE = [
+    "#4e79a7",
+    "#f28e2b",
+    "#e15759",
+    "#76b7b2",
+    "#59a14f",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#79706e",
+    "#86bcb6",
+    "#d37295",
+    "#a0cbe8",
+    "#8cd17d",
+    "#b6992d",
+    "#499894",
+]
 
 
 # -- small pieces --------------------------------------------------------------------------
@@ -54,7 +72,7 @@ def meta_line(paper: Paper) -> str:
 
 def link_html(paper: Paper, text: str = "paper page") -> str:
     url = safe_url(paper.url)
-    return f" <a href=\"{url}\" target=\"_blank\" rel=\"noopener noreferrer\">{text}</a>" if url else ""
+    return f' <a href="{url}" target="_blank" rel="noopener noreferrer">{text}</a>' if url else ""
 
 
 def _sentence_of(sentences: Sequence[str], quote: str) -> int:
@@ -85,10 +103,12 @@ def abstract_html(paper: Paper, quote: str = "", collapse: bool = True) -> str:
     centre = hit if hit >= 0 else 0
     low, high = max(0, centre - 1), min(len(sentences), centre + 2)
     context = ("… " if low > 0 else "") + " ".join(shown[low:high]) + (" …" if high < len(sentences) else "")
-    return (f"<details class='source-abstract'><summary><span class='ctx'>{context}</span>"
-            f"<span class='more'> · show the full abstract ({len(sentences)} sentences)</span>"
-            f"<span class='less'>show less</span></summary>"
-            f"<div class='full'>{full}</div></details>")
+    return (
+        f"<details class='source-abstract'><summary><span class='ctx'>{context}</span>"
+        f"<span class='more'> · show the full abstract ({len(sentences)} sentences)</span>"
+        f"<span class='less'>show less</span></summary>"
+        f"<div class='full'>{full}</div></details>"
+    )
 
 
 # -- the chat --------------------------------------------------------------------------------
@@ -127,10 +147,14 @@ def answer_html(answer: Answer, turn: int, filters: Filters = Filters(), total: 
     body = _tight(markdown_html(answer.text, turn=turn, valid=valid))
     flagged = [c for c in answer.claims if not c.supported]
     notes = "".join(
-        f"<div class='unsupported'>⚠ unsupported: {inline_html(c.text[:160])} ({escape(c.reason)})</div>" for c in flagged)
+        f"<div class='unsupported'>⚠ unsupported: {inline_html(c.text[:160])} ({escape(c.reason)})</div>"
+        for c in flagged
+    )
     if answer.removed_citations:
-        notes += ("<div class='removed'>Removed citations to sources that were not retrieved: "
-                  f"{escape(', '.join(map(str, answer.removed_citations)))}</div>")
+        notes += (
+            "<div class='removed'>Removed citations to sources that were not retrieved: "
+            f"{escape(', '.join(map(str, answer.removed_citations)))}</div>"
+        )
     kind = getattr(answer, "kind", "")
     seconds = sum(answer.timings_ms.values()) / 1000 if answer.timings_ms else 0
     meta = [f"searched {escape(filters_line(filters, total))}", escape(answer.mode)]
@@ -138,14 +162,19 @@ def answer_html(answer: Answer, turn: int, filters: Filters = Filters(), total: 
         meta.append(escape(kind))
     if seconds:
         meta.append(f"{seconds:.1f} s")
-    return (f"<div class='answer' data-turn='{turn}'>{body}{notes}{_related(answer)}"
-            f"<div class='answer-meta'>{' · '.join(meta)}</div></div>")
+    return (
+        f"<div class='answer' data-turn='{turn}'>{body}{notes}{_related(answer)}"
+        f"<div class='answer-meta'>{' · '.join(meta)}</div></div>"
+    )
 
 
 def source_card(citation: Citation, turn: int) -> str:
     p = citation.paper
-    badge = (f"<span class='badge ok'>support {citation.support:.2f}</span>" if citation.supported
-             else f"<span class='badge bad'>unsupported (support {citation.support:.2f})</span>")
+    badge = (
+        f"<span class='badge ok'>support {citation.support:.2f}</span>"
+        if citation.supported
+        else f"<span class='badge bad'>unsupported (support {citation.support:.2f})</span>"
+    )
     return (
         f"<div class='source-card' id='src-{turn}-{citation.n}' data-n='{citation.n}'>"
         f"<div class='source-title'><span class='n'>[{citation.n}]</span> {inline_html(p.display_title)}</div>"
@@ -160,8 +189,12 @@ def sources_html(answer: Answer | None, turn: int) -> str:
         return NO_SOURCES
     if not answer.citations:
         if not answer.sources:
-            return one_block("<div class='sources-empty'>Nothing found: no paper matches this question and these filters.</div>")
-        return one_block("<div class='sources-empty'>No source cited: the retrieved abstracts do not answer this question.</div>")
+            return one_block(
+                "<div class='sources-empty'>Nothing found: no paper matches this question and these filters.</div>"
+            )
+        return one_block(
+            "<div class='sources-empty'>No source cited: the retrieved abstracts do not answer this question.</div>"
+        )
     cards = "".join(source_card(c, turn) for c in answer.citations)
     head = f"<div class='panel-head'>Sources of answer {turn + 1}</div>"
     return one_block(f"<div class='sources' data-turn='{turn}'>{head}{cards}</div>")
@@ -196,26 +229,42 @@ def lookup_html(papers: Sequence[Paper], query: str, filters: Filters) -> str:
         return f"<div class='sources-empty'>No paper matches {what}.</div>"
     rows = []
     for i, p in enumerate(papers, 1):
-        cells = [str(i), escape(plain(p.display_title)), escape(format_authors(p.authors, p.authors_truncated, limit=3)),
-                 escape(p.venue), escape(p.year or ""), escape(p.track), escape(p.decision)]
-        marker = "" if p.abstract.strip() else " <span class='title-only' title='no abstract in the collection'>title only</span>"
+        cells = [
+            str(i),
+            escape(plain(p.display_title)),
+            escape(format_authors(p.authors, p.authors_truncated, limit=3)),
+            escape(p.venue),
+            escape(p.year or ""),
+            escape(p.track),
+            escape(p.decision),
+        ]
+        marker = (
+            ""
+            if p.abstract.strip()
+            else " <span class='title-only' title='no abstract in the collection'>title only</span>"
+        )
         cells[1] += marker
         rows.append(f"<tr data-id='{escape(p.id)}' tabindex='0'>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     head = "".join(f"<th>{h}</th>" for h in LOOKUP_HEAD)
     count = f"{len(papers)} paper{'s' if len(papers) != 1 else ''}, best match first"
     if filters.active():
         count += f" · filters: {escape(filters_line(filters))}"
-    return (f"<div class='lookup-count'>{count}</div><table class='lookup'><colgroup><col class='c-n'><col class='c-title'>"
-            f"<col class='c-authors'><col class='c-venue'><col class='c-year'><col class='c-track'><col class='c-decision'>"
-            f"</colgroup><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+    return (
+        f"<div class='lookup-count'>{count}</div><table class='lookup'><colgroup><col class='c-n'><col class='c-title'>"
+        f"<col class='c-authors'><col class='c-venue'><col class='c-year'><col class='c-track'><col class='c-decision'>"
+        f"</colgroup><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 # -- exports ---------------------------------------------------------------------------------
 
 
 def _reference(n: int, paper: Paper) -> str:
-    parts = [format_authors(paper.authors, paper.authors_truncated, limit=8), plain(paper.display_title),
-             " ".join(str(x) for x in (paper.venue, paper.year) if x)]
+    parts = [
+        format_authors(paper.authors, paper.authors_truncated, limit=8),
+        plain(paper.display_title),
+        " ".join(str(x) for x in (paper.venue, paper.year) if x),
+    ]
     line = ". ".join(x.strip().rstrip(".") for x in parts if x and x.strip()) + "."
     return f"{n}. {line}" + (f" {paper.url}" if safe_url(paper.url) else "")
 
@@ -240,8 +289,14 @@ def conversation_markdown(turns: Iterable[tuple[str, Answer, Filters]]) -> str:
             got = [str(local.get(n, n)) for n in parse_numbers(match.group(1))]
             return "[" + ", ".join(got) + "]"
 
-        out += [f"## {question.strip()}", "", f"*Searched {filters_line(filters)}; {answer.mode}.*", "",
-                MARKER.sub(renumber, answer.text.strip()), ""]
+        out += [
+            f"## {question.strip()}",
+            "",
+            f"*Searched {filters_line(filters)}; {answer.mode}.*",
+            "",
+            MARKER.sub(renumber, answer.text.strip()),
+            "",
+        ]
     if papers:
         out += ["## References", ""] + [_reference(numbers[p.id], p) for p in papers] + [""]
     return "\n".join(out)
@@ -255,8 +310,16 @@ def bibtex_text(papers: Iterable[Paper]) -> str:
 # -- the map ---------------------------------------------------------------------------------
 
 
-def map_payload(xy: Any, cluster: Any, names: Sequence[str], embedded: Any, generation: str,
-                shown: Sequence[bool] | None, highlight: Sequence[tuple[int, str, str]], caption: str) -> dict[str, Any]:
+def map_payload(
+    xy: Any,
+    cluster: Any,
+    names: Sequence[str],
+    embedded: Any,
+    generation: str,
+    shown: Sequence[bool] | None,
+    highlight: Sequence[tuple[int, str, str]],
+    caption: str,
+) -> dict[str, Any]:
     """What the browser draws, kept small because the time to the drawn map is mostly the time to
     move this through Gradio (7,000 papers: about 130 kB): columns of integers (positions in
     1/10,000ths), no ids (a click sends the point's index) and no titles (the page fetches them
@@ -269,8 +332,15 @@ def map_payload(xy: Any, cluster: Any, names: Sequence[str], embedded: Any, gene
     for j, name in enumerate(names):
         mask = clusters == j
         if mask.any():
-            labels.append({"text": name, "x": float(np.median(xy[mask, 0])), "y": float(np.median(xy[mask, 1])),
-                           "size": int(mask.sum()), "color": PALETTE[j % len(PALETTE)]})
+            labels.append(
+                {
+                    "text": name,
+                    "x": float(np.median(xy[mask, 0])),
+                    "y": float(np.median(xy[mask, 1])),
+                    "size": int(mask.sum()),
+                    "color": PALETTE[j % len(PALETTE)],
+                }
+            )
     grid = np.rint(np.asarray(xy, dtype=np.float64) * 10000).astype(int) if len(clusters) else np.zeros((0, 2), int)
     on = [1] * len(clusters) if shown is None else [1 if v else 0 for v in shown]
     return {

@@ -38,8 +38,28 @@ LATEX_DELIMITERS: list[dict[str, str | bool]] = [
     {"left": "\\(", "right": "\\)", "display": False},
 ]
 
-TAGS = {"p", "br", "em", "strong", "code", "pre", "a", "ul", "ol", "li", "blockquote", "span", "mark",
-        "h3", "h4", "h5", "h6", "hr", "sup", "sub"}
+TAGS = {
+    "p",
+    "br",
+    "em",
+    "strong",
+    "code",
+    "pre",
+    "a",
+    "ul",
+    "ol",
+    "li",
+    "blockquote",
+    "span",
+    "mark",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "hr",
+    "sup",
+    "sub",
+}
 CLASSES = {"a": {"cite"}, "span": {"math", "math-display", "img-alt"}}
 SCHEMES = {"http", "https"}
 
@@ -77,7 +97,7 @@ def _markdown() -> MarkdownIt:
 
     def image(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
         alt = self.renderInlineAsText(tokens[idx].children or [], options, env)
-        return f"<span class=\"img-alt\">{html.escape(alt)}</span>" if alt else ""
+        return f'<span class="img-alt">{html.escape(alt)}</span>' if alt else ""
 
     def link_open(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
         env["in_link"] = True
@@ -108,8 +128,10 @@ def link_markers(escaped: str, turn: int, valid: set[int]) -> str:
     card (`#src-TURN-N`); numbers that are not a source of this answer stay plain."""
 
     def repl(match: re.Match[str]) -> str:
-        links = [f"<a class=\"cite\" href=\"#src-{turn}-{n}\">{n}</a>" if n in valid else str(n)
-                 for n in parse_numbers(match.group(1))]
+        links = [
+            f'<a class="cite" href="#src-{turn}-{n}">{n}</a>' if n in valid else str(n)
+            for n in parse_numbers(match.group(1))
+        ]
         return "[" + ", ".join(links) + "]"
 
     return MARKER.sub(repl, escaped)
@@ -122,7 +144,9 @@ def _cut_math(text: str) -> tuple[str, list[tuple[str, bool]]]:
         if match.group(1):  # inline code: leave it to Markdown
             return match.group(0)
         display = match.group("dd") is not None or match.group("bd") is not None
-        tex = next(g for g in (match.group("dd"), match.group("bd"), match.group("bi"), match.group("di")) if g is not None)
+        tex = next(
+            g for g in (match.group("dd"), match.group("bd"), match.group("bi"), match.group("di")) if g is not None
+        )
         if not tex.strip():
             return match.group(0)
         found.append((tex.strip(), display))
@@ -136,8 +160,8 @@ def _put_math(rendered: str, found: Sequence[tuple[str, bool]]) -> str:
         tex, display = found[int(match.group(1))]
         tex = tex.replace("\\)", "\\ )").replace("\\]", "\\ ]")  # cannot close its own delimiter early
         if display:
-            return f"<span class=\"math-display\">\\[{html.escape(tex, quote=False)}\\]</span>"
-        return f"<span class=\"math\">\\({html.escape(tex, quote=False)}\\)</span>"
+            return f'<span class="math-display">\\[{html.escape(tex, quote=False)}\\]</span>'
+        return f'<span class="math">\\({html.escape(tex, quote=False)}\\)</span>'
 
     return _PLACEHOLDER.sub(repl, rendered)
 
@@ -145,9 +169,13 @@ def _put_math(rendered: str, found: Sequence[tuple[str, bool]]) -> str:
 def clean(fragment: str) -> str:
     """The allowlist wall: only `TAGS`, no event or style attributes, http(s) links only."""
     return nh3.clean(
-        fragment, tags=TAGS, clean_content_tags={"script", "style"},
-        attributes={"a": {"href", "title"}, "ol": {"start"}}, allowed_classes=CLASSES,
-        url_schemes=SCHEMES, link_rel="noopener noreferrer",
+        fragment,
+        tags=TAGS,
+        clean_content_tags={"script", "style"},
+        attributes={"a": {"href", "title"}, "ol": {"start"}},
+        allowed_classes=CLASSES,
+        url_schemes=SCHEMES,
+        link_rel="noopener noreferrer",
         set_tag_attribute_values={"a": {"target": "_blank"}},
     )
 
@@ -185,4 +213,4 @@ def safe_url(url: str) -> str | None:
 def one_block(fragment: str) -> str:
     """For gr.Markdown: one line inside one `<div>`, which Markdown passes through untouched
     (a blank line would end the HTML block and let Markdown read what follows)."""
-    return "<div class=\"rendered\">" + re.sub(r"\s*\n\s*", " ", fragment) + "</div>"
+    return '<div class="rendered">' + re.sub(r"\s*\n\s*", " ", fragment) + "</div>"

@@ -14,21 +14,23 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-CSP = "; ".join([
-    "default-src 'self'",
-    "script-src 'self' 'unsafe-inline' 'unsafe-eval'",
-    "style-src 'self' 'unsafe-inline'",
-    "img-src 'self' data: blob:",
-    "font-src 'self' data:",
-    "connect-src 'self'",
-    "media-src 'self' blob:",
-    "frame-src 'none'",
-    "child-src 'none'",
-    "object-src 'none'",
-    "base-uri 'self'",
-    "form-action 'none'",
-    "frame-ancestors 'self'",
-])
+CSP = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self' 'unsafe-inline' 'unsafe-eval'",
+        "style-src 'self' 'unsafe-inline'",
+        "img-src 'self' data: blob:",
+        "font-src 'self' data:",
+        "connect-src 'self'",
+        "media-src 'self' blob:",
+        "frame-src 'none'",
+        "child-src 'none'",
+        "object-src 'none'",
+        "base-uri 'self'",
+        "form-action 'none'",
+        "frame-ancestors 'self'",
+    ]
+)
 
 HEADERS = [
     (b"content-security-policy", CSP.encode()),
@@ -58,9 +60,17 @@ class SecurityHeaders:
         path = str(scope.get("path", ""))
         if scope.get("method") == "POST" and path.rstrip("/").endswith("/upload"):
             body = b"uploads are disabled: this app takes no files"
-            await send({"type": "http.response.start", "status": 403,
-                        "headers": [(b"content-type", b"text/plain"), (b"content-length", str(len(body)).encode()),
-                                    *HEADERS]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 403,
+                    "headers": [
+                        (b"content-type", b"text/plain"),
+                        (b"content-length", str(len(body)).encode()),
+                        *HEADERS,
+                    ],
+                }
+            )
             await send({"type": "http.response.body", "body": body})
             return
 

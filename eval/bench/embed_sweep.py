@@ -58,8 +58,10 @@ def main() -> None:
     two = EmbedPool(build_embedder(settings, 1), functools.partial(build_embedder, settings, 1), workers=2)
     single, double = rate(one, items), rate(two, items)
     two.close()
-    print(f"ingest workers 1 (2 threads): {single:6.1f} abstracts/s; workers 2 (1 thread each): {double:6.1f}; "
-          f"ratio {double / single:.2f}")
+    print(
+        f"ingest workers 1 (2 threads): {single:6.1f} abstracts/s; workers 2 (1 thread each): {double:6.1f}; "
+        f"ratio {double / single:.2f}"
+    )
 
 
 if __name__ == "__main__":

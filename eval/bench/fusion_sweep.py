@@ -40,13 +40,20 @@ def rankings(home: Path, dataset: Path) -> list[tuple[list[str], dict[str, list[
         vector = loaded.embedder.embed([item.question])[0]
         dense = retriever.dense(loaded, vector, DEPTH, None)
         keyword = Retriever.keyword(loaded, item.question, DEPTH, None)
-        out.append((item.gold_ids, {
-            "dense": dense,
-            "keyword": keyword,
-            "facets": retriever.facets(loaded, item.question, [Ranking("dense", dense), Ranking("keyword", keyword)]),
-            "names": retriever.names(loaded, item.question, None),
-            "authors": retriever.authors(loaded, item.question, None),
-        }))
+        out.append(
+            (
+                item.gold_ids,
+                {
+                    "dense": dense,
+                    "keyword": keyword,
+                    "facets": retriever.facets(
+                        loaded, item.question, [Ranking("dense", dense), Ranking("keyword", keyword)]
+                    ),
+                    "names": retriever.names(loaded, item.question, None),
+                    "authors": retriever.authors(loaded, item.question, None),
+                },
+            )
+        )
     return out
 
 
@@ -66,7 +73,9 @@ def main() -> None:
     parser.add_argument("--dev-home", type=Path, required=True)
     parser.add_argument("--dev", type=Path, default=ROOT / "eval" / "datasets" / "dev.jsonl")
     parser.add_argument("--scifact-home", type=Path)
-    parser.add_argument("--scifact", type=Path, default=ROOT.parent / "shared" / "data" / "scifact" / "queries_train.jsonl")
+    parser.add_argument(
+        "--scifact", type=Path, default=ROOT.parent / "shared" / "data" / "scifact" / "queries_train.jsonl"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     dev = rankings(args.dev_home, args.dev)
@@ -78,22 +87,39 @@ def main() -> None:
         d = score(dev, weights, rrf_k)
         s = score(sci, weights, rrf_k) if sci else {"ndcg@10": float("nan")}
         figures = [d["recall@5"], d["mrr"]] + ([s["ndcg@10"]] if sci else [])
-        rows.append({"rrf_k": rrf_k, "dense": dense, "keyword": keyword, "names": names, "facets": facets,
-                     "dev_recall@5": round(d["recall@5"], 4), "dev_mrr": round(d["mrr"], 4),
-                     "scifact_ndcg@10": round(s["ndcg@10"], 4), "mean": round(mean(figures), 4)})
+        rows.append(
+            {
+                "rrf_k": rrf_k,
+                "dense": dense,
+                "keyword": keyword,
+                "names": names,
+                "facets": facets,
+                "dev_recall@5": round(d["recall@5"], 4),
+                "dev_mrr": round(d["mrr"], 4),
+                "scifact_ndcg@10": round(s["ndcg@10"], 4),
+                "mean": round(mean(figures), 4),
+            }
+        )
     rows.sort(key=lambda r: -r["mean"])
     current = Weights()
-    now = next(r for r in rows if (r["rrf_k"], r["dense"], r["keyword"], r["names"], r["facets"]) ==
-               (10, current.dense, current.keyword, current.names, current.facets))
+    now = next(
+        r
+        for r in rows
+        if (r["rrf_k"], r["dense"], r["keyword"], r["names"], r["facets"])
+        == (10, current.dense, current.keyword, current.names, current.facets)
+    )
     if args.json:
         print(json.dumps({"best": rows[:10], "current": now, "dev_items": len(dev), "scifact_items": len(sci)}))
         return
     print(f"dev items {len(dev)}, SciFact items {len(sci)}")
     print("rrf_k dense keyword names facets | dev R@5  dev MRR  SciFact nDCG@10 | mean")
     for row in [*rows[:10], now]:
-        print(f"{row['rrf_k']:>5} {row['dense']:>5} {row['keyword']:>7} {row['names']:>5} {row['facets']:>6} | {row['dev_recall@5']:.3f}    "
-              f"{row['dev_mrr']:.3f}    {row['scifact_ndcg@10']:.3f}           | {row['mean']:.3f}"
-              + ("   <- current" if row is now else ""))
+        print(
+            f"{row['rrf_k']:>5} {row['dense']:>5} {row['keyword']:>7} {row['names']:>5} {row['facets']:>6} | "
+            f"{row['dev_recall@5']:.3f}    "
+            f"{row['dev_mrr']:.3f}    {row['scifact_ndcg@10']:.3f}           | {row['mean']:.3f}"
+            + ("   <- current" if row is now else "")
+        )
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from rag.app import App
-from rag.readers import read_paths
+from rag.readers import Reading, ReadOptions
 from rag.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,15 +22,16 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def measure(name: str, paths: list[Path], home: Path, venue: str = "", year: int | None = None) -> None:
     app = App(Settings(home=home))
-    papers = read_paths(paths, venue=venue, year=year).papers
-    # The texts ingest will embed: one per chunk of each distinct paper (after merging).
+    options = ReadOptions(venue=venue, year=year)
+    papers = list(Reading(paths, options))
+    # The texts ingest will embed: one per chunk of each distinct paper (title-only papers: the title).
     from rag.merge import merge_papers
 
     texts = []
     seen: set[str] = set()
     for paper in papers:
-        if paper.abstract and paper.key not in seen:
-            seen.add(paper.key)
+        if paper.id not in seen:
+            seen.add(paper.id)
             texts += [c.text for c in app.chunker.chunk(merge_papers([paper], paper.id))]
     embedder = app.embedder
     start = time.perf_counter()
@@ -40,7 +41,7 @@ def measure(name: str, paths: list[Path], home: Path, venue: str = "", year: int
         embedder.embed(texts[i : i + 32])
     raw_s = time.perf_counter() - start
     start = time.perf_counter()
-    report = app.ingest(paths, venue=venue, year=year, progress=False)
+    report = app.ingest(paths, options, progress=False)
     ingest_s = time.perf_counter() - start
     n = report.chunks_embedded
     print(f"{name}: {len(papers)} records, {len(texts)} chunks to embed, {n} embedded")

@@ -32,7 +32,7 @@ def serve(latency_s: float) -> ThreadingHTTPServer:
         def log_message(self, *args: object) -> None:
             pass
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
             inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
             time.sleep(latency_s + 0.0002 * len(inputs))
@@ -41,8 +41,14 @@ def serve(latency_s: float) -> ThreadingHTTPServer:
                 seed = int.from_bytes(hashlib.sha256(str(text).encode()).digest()[:8], "little")
                 vector = np.random.default_rng(seed).standard_normal(384).round(5).tolist()
                 data.append({"object": "embedding", "index": i, "embedding": vector})
-            payload = json.dumps({"object": "list", "data": data, "model": body.get("model"),
-                                  "usage": {"prompt_tokens": 0, "total_tokens": 0}}).encode()
+            payload = json.dumps(
+                {
+                    "object": "list",
+                    "data": data,
+                    "model": body.get("model"),
+                    "usage": {"prompt_tokens": 0, "total_tokens": 0},
+                }
+            ).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))
@@ -67,11 +73,19 @@ def main() -> None:
     print(f"{args.n} papers, server latency {args.latency_ms:g} ms per request + 0.2 ms per text")
     for concurrency in args.concurrency:
         home = work / f"home-{concurrency}"
-        env = {**os.environ, "RAG_EMBEDDER": "openai", "OPENAI_API_KEY": "bench", "OPENAI_BASE_URL": base,
-               "RAG_EMBED_CONCURRENCY": str(concurrency), "RAG_HOME": str(home)}
+        env = {
+            **os.environ,
+            "RAG_EMBEDDER": "openai",
+            "OPENAI_API_KEY": "bench",
+            "OPENAI_BASE_URL": base,
+            "RAG_EMBED_CONCURRENCY": str(concurrency),
+            "RAG_HOME": str(home),
+        }
         result = rag("ingest", str(data), "--json", env=env)
-        print(f"  concurrency {concurrency:>2}: {args.n / result['s']:7.1f} papers/s ({result['s']:.1f} s, "
-              f"exit {result['code']})")
+        print(
+            f"  concurrency {concurrency:>2}: {args.n / result['s']:7.1f} papers/s ({result['s']:.1f} s, "
+            f"exit {result['code']})"
+        )
         shutil.rmtree(home, ignore_errors=True)
     server.shutdown()
     shutil.rmtree(work, ignore_errors=True)

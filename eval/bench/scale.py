@@ -17,6 +17,7 @@ folder, or the same server) with plain `upsert`s in batches of 5,000, timing onl
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -84,7 +85,9 @@ def synth(path: Path, n: int, start: int = 0, seed: int = 13) -> Path:
             title = f"{name}: " + " ".join(rng.sample(words, 6))
             abstract = ""
             if rng.random() >= 0.31:  # the real lists: 31% have no abstract
-                picked: list[str] = [f"We propose {name}, a method for {rng.choice(words).lower()} {rng.choice(words).lower()}."]
+                picked: list[str] = [
+                    f"We propose {name}, a method for {rng.choice(words).lower()} {rng.choice(words).lower()}."
+                ]
                 while sum(len(s) for s in picked) < 650:
                     picked.append(rng.choice(sentences))
                 abstract = " ".join(picked)
@@ -124,8 +127,13 @@ def run(args: list[str], env: dict[str, str], timeout: float = 6 * 3600) -> dict
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         print(f"  ! {' '.join(args[:4])} exited {code}: {stderr.strip()[-400:]}", file=sys.stderr)
-    return {"s": round(seconds, 2), "rss_mib": round(usage.ru_maxrss / 1024, 1), "code": code,
-            "stdout": stdout, "stderr": stderr}
+    return {
+        "s": round(seconds, 2),
+        "rss_mib": round(usage.ru_maxrss / 1024, 1),
+        "code": code,
+        "stdout": stdout,
+        "stderr": stderr,
+    }
 
 
 def rag(*args: str, env: dict[str, str]) -> dict[str, Any]:
@@ -136,10 +144,8 @@ def du_mib(path: Path) -> float:
     total = 0
     for root, _, files in os.walk(path):
         for name in files:
-            try:
+            with contextlib.suppress(OSError):
                 total += os.lstat(os.path.join(root, name)).st_blocks * 512
-            except OSError:
-                pass
     return round(total / 2**20, 1)
 
 
@@ -156,8 +162,11 @@ class ChromaServer:
         self.path = path
         self.port = free_port()
         chroma = Path(sys.executable).with_name("chroma")
-        self.proc = subprocess.Popen([str(chroma), "run", "--path", str(path), "--host", "127.0.0.1",
-                                      "--port", str(self.port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [str(chroma), "run", "--path", str(path), "--host", "127.0.0.1", "--port", str(self.port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         import urllib.request
 
         deadline = time.time() + 60
@@ -198,9 +207,11 @@ def inproc(home: str, queries_file: str) -> None:
     app.search("warm up", k=10)
     out: dict[str, Any] = {}
     cases: list[tuple[str, str, Filters]] = [(m, m, Filters()) for m in ("keyword", "dense", "hybrid")]
-    cases += [("hybrid+venue", "hybrid", Filters(venue=spec["venue"])),
-              ("hybrid+year", "hybrid", Filters(year=spec["year"])),
-              ("hybrid+author", "hybrid", Filters(author=spec["author"]))]
+    cases += [
+        ("hybrid+venue", "hybrid", Filters(venue=spec["venue"])),
+        ("hybrid+year", "hybrid", Filters(year=spec["year"])),
+        ("hybrid+author", "hybrid", Filters(author=spec["author"])),
+    ]
     for label, mode, filters in cases:
         times = []
         for query in spec["queries"]:
@@ -218,7 +229,10 @@ def raw_store_rate(store_path: Path | None, host: str | None, port: int, sample:
 import json, sys, tempfile, time, chromadb
 from chromadb.config import Settings
 s = Settings(anonymized_telemetry=False)
-src = chromadb.HttpClient(host={host!r}, port={port}, settings=s) if {host!r} else chromadb.PersistentClient(path={str(store_path)!r}, settings=s)
+if {host!r}:
+    src = chromadb.HttpClient(host={host!r}, port={port}, settings=s)
+else:
+    src = chromadb.PersistentClient(path={str(store_path)!r}, settings=s)
 dst = src if {host!r} else chromadb.PersistentClient(path=tempfile.mkdtemp(prefix='raw-chroma-'), settings=s)
 out = {{}}
 for name in [getattr(c, 'name', c) for c in src.list_collections()]:
@@ -235,7 +249,8 @@ for name in [getattr(c, 'name', c) for c in src.list_collections()]:
         got = col.get(limit=5000, offset=n, include=['embeddings', 'documents', 'metadatas'])
         if not got['ids']:
             break
-        docs = got['documents'] if got['documents'] is not None and any(d is not None for d in got['documents']) else None
+        has_docs = got['documents'] is not None and any(d is not None for d in got['documents'])
+        docs = got['documents'] if has_docs else None
         metas = got['metadatas'] if got['metadatas'] is not None and any(got['metadatas']) else None
         start = time.perf_counter()  # only the upsert is timed, not reading the source
         fresh.upsert(ids=got['ids'], embeddings=got['embeddings'], documents=docs, metadatas=metas)
@@ -278,8 +293,11 @@ def bench(n: int, mode: str, work: Path, keep: bool) -> dict[str, Any]:
         row["ingest_ok"] = first["code"] == 0
         row["disk_mib"] = du_mib(folder)
         print(f"[{mode} {n:,}] raw store rate …", flush=True)
-        raw = raw_store_rate(None if server else folder / "home" / "chroma", "127.0.0.1" if server else None,
-                             server.port if server else 0)
+        raw = raw_store_rate(
+            None if server else folder / "home" / "chroma",
+            "127.0.0.1" if server else None,
+            server.port if server else 0,
+        )
         row["raw"] = raw
         per_paper = sum(c["records"] / n / c["records_per_s"] for c in raw.values()) if raw else 0
         if per_paper:
@@ -302,11 +320,16 @@ def bench(n: int, mode: str, work: Path, keep: bool) -> dict[str, Any]:
                 if i % max(1, n // 400) == 0:
                     lines.append(json.loads(line))
         picks = rng.sample(lines, min(100, len(lines)))
-        queries = [p["title"] if i % 2 or not p["abstract"] else " ".join(p["abstract"].split()[5:17])
-                   for i, p in enumerate(picks)]
+        queries = [
+            p["title"] if i % 2 or not p["abstract"] else " ".join(p["abstract"].split()[5:17])
+            for i, p in enumerate(picks)
+        ]
         spec = folder / "queries.json"
-        spec.write_text(json.dumps({"queries": queries, "venue": "ICML", "year": 2020,
-                                    "author": picks[0]["authors"][0].split()[-1]}))
+        spec.write_text(
+            json.dumps(
+                {"queries": queries, "venue": "ICML", "year": 2020, "author": picks[0]["authors"][0].split()[-1]}
+            )
+        )
         latency = run([sys.executable, "-m", "eval.bench.scale", "inproc", str(folder / "home"), str(spec)], env)
         try:
             row["search_ms"] = json.loads(latency["stdout"].strip().splitlines()[-1])
@@ -328,13 +351,25 @@ def bench(n: int, mode: str, work: Path, keep: bool) -> dict[str, Any]:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    cols = [("n", "papers"), ("mode", "mode"), ("ingest_papers_per_s", "ingest papers/s"),
-            ("raw_papers_per_s", "raw store papers/s"), ("pipeline_over_raw", "pipeline/raw"),
-            ("ingest_rss_mib", "ingest peak MiB"), ("disk_mib", "disk MiB"), ("reingest_s", "re-ingest s"),
-            ("add_1000_s", "add 1,000 s"), ("status_s", "status s"), ("search_cold_s", "search cold s"),
-            ("search_cold_rss_mib", "search MiB"), ("second_machine_first_search_s", "2nd machine s")]
-    lines = ["| " + " | ".join(c[1] for c in cols) + " | hybrid p50/p95 ms | filtered p95 ms |",
-             "|" + "---|" * (len(cols) + 2)]
+    cols = [
+        ("n", "papers"),
+        ("mode", "mode"),
+        ("ingest_papers_per_s", "ingest papers/s"),
+        ("raw_papers_per_s", "raw store papers/s"),
+        ("pipeline_over_raw", "pipeline/raw"),
+        ("ingest_rss_mib", "ingest peak MiB"),
+        ("disk_mib", "disk MiB"),
+        ("reingest_s", "re-ingest s"),
+        ("add_1000_s", "add 1,000 s"),
+        ("status_s", "status s"),
+        ("search_cold_s", "search cold s"),
+        ("search_cold_rss_mib", "search MiB"),
+        ("second_machine_first_search_s", "2nd machine s"),
+    ]
+    lines = [
+        "| " + " | ".join(c[1] for c in cols) + " | hybrid p50/p95 ms | filtered p95 ms |",
+        "|" + "---|" * (len(cols) + 2),
+    ]
     for row in rows:
         cells = [f"{row[k]:,}" if isinstance(row.get(k), int) else str(row.get(k, "")) for k, _ in cols]
         s = row.get("search_ms", {})
@@ -357,7 +392,9 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
-    rows = [bench(n, mode, args.work, args.keep) for n in (args.n or [10000]) for mode in (args.mode or ["local", "server"])]
+    rows = [
+        bench(n, mode, args.work, args.keep) for n in (args.n or [10000]) for mode in (args.mode or ["local", "server"])
+    ]
     if args.json:
         print(json.dumps(rows, indent=1))
     else:

@@ -50,8 +50,10 @@ def main() -> None:
             start = time.perf_counter()
             app.search(query, k=10, mode=mode)  # type: ignore[arg-type]
             times.append((time.perf_counter() - start) * 1000)
-        print(f"{mode:>8}: p50 {percentile(times, 50):6.1f} ms   p95 {percentile(times, 95):6.1f} ms   "
-              f"max {max(times):6.1f} ms   ({len(times)} queries)")
+        print(
+            f"{mode:>8}: p50 {percentile(times, 50):6.1f} ms   p95 {percentile(times, 95):6.1f} ms   "
+            f"max {max(times):6.1f} ms   ({len(times)} queries)"
+        )
     times = []
     for query in queries[:100]:
         start = time.perf_counter()

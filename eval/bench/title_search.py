@@ -39,7 +39,10 @@ def main() -> None:
     if not app.index.exists():
         app.ingest(files, progress=False)
     records = [json.loads(line) for f in files for line in f.read_text(encoding="utf-8").splitlines()]
-    groups = {"title-only": [r for r in records if not r["abstract"]], "with abstract": [r for r in records if r["abstract"]]}
+    groups = {
+        "title-only": [r for r in records if not r["abstract"]],
+        "with abstract": [r for r in records if r["abstract"]],
+    }
     out: dict[str, dict[str, float]] = {}
     for name, group in groups.items():
         if args.limit:
@@ -55,11 +58,17 @@ def main() -> None:
             if not (same and same[0]) and len(misses) < 5:
                 misses.append(record["title"][:70])
         seconds = time.perf_counter() - start
-        out[name] = {"papers": len(group), "first": round(first / len(group), 4), "top5": round(top5 / len(group), 4),
-                     "ms_per_search": round(1000 * seconds / len(group), 1)}
+        out[name] = {
+            "papers": len(group),
+            "first": round(first / len(group), 4),
+            "top5": round(top5 / len(group), 4),
+            "ms_per_search": round(1000 * seconds / len(group), 1),
+        }
         if not args.json:
-            print(f"{name:>14}: first {first}/{len(group)} = {first / len(group):.1%}, top 5 {top5 / len(group):.1%}, "
-                  f"{1000 * seconds / len(group):.1f} ms per search; misses e.g. {misses[:3]}")
+            print(
+                f"{name:>14}: first {first}/{len(group)} = {first / len(group):.1%}, top 5 {top5 / len(group):.1%}, "
+                f"{1000 * seconds / len(group):.1f} ms per search; misses e.g. {misses[:3]}"
+            )
     if args.json:
         print(json.dumps({"embedder": args.embedder, "home": str(home), **out}))
 

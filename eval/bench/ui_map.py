@@ -49,7 +49,7 @@ def _wait(url: str, proc: subprocess.Popen[bytes], timeout: float = 120) -> None
             return
         except OSError:
             if proc.poll() is not None:
-                raise SystemExit(f"rag ui exited with code {proc.returncode}")
+                raise SystemExit(f"rag ui exited with code {proc.returncode}") from None
             time.sleep(0.3)
     raise SystemExit(f"rag ui did not answer within {timeout:.0f} s")
 
@@ -59,8 +59,9 @@ def ingest(home: Path, env: dict[str, str]) -> float:
     if not files:
         raise SystemExit(f"no lists in {SHARED}: this benchmark needs ../shared/data/*.jsonl")
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "rag.cli", "ingest", *files], cwd=ROOT, env=env,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "rag.cli", "ingest", *files], cwd=ROOT, env=env, capture_output=True, text=True
+    )
     if done.returncode:
         raise SystemExit(done.stderr)
     return time.perf_counter() - start
@@ -84,8 +85,15 @@ def compute(home: Path) -> dict[str, Any]:
     from ui.app import ANY, Handlers
 
     payload = len(json.dumps(Handlers(App(settings)).map_view({}, ANY, ANY, "", ANY, "")))
-    return {"payload_bytes": payload, "papers": len(built), "from_abstracts": int(built.embedded.sum()), "clusters": len(built.names),
-            "names": built.names, "first_computation_s": round(first, 2), "cached_load_s": round(cached, 3)}
+    return {
+        "payload_bytes": payload,
+        "papers": len(built),
+        "from_abstracts": int(built.embedded.sum()),
+        "clusters": len(built.names),
+        "names": built.names,
+        "first_computation_s": round(first, 2),
+        "cached_load_s": round(cached, 3),
+    }
 
 
 def browser(url: str, papers: int, runs: int) -> dict[str, Any]:
@@ -95,30 +103,42 @@ def browser(url: str, papers: int, runs: int) -> dict[str, Any]:
     draw_ms: list[float] = []
     filter_s: list[float] = []
     with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                     args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        chromium = p.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
         for _ in range(runs):
             page = chromium.new_page(viewport={"width": 1440, "height": 960})
             page.goto(url)
             page.wait_for_selector("#status-line:has-text('papers indexed')", timeout=60000)
             start = time.perf_counter()
             page.get_by_role("tab", name="Map").click()
-            page.wait_for_function(f"(() => {{ const e = document.querySelector('#paper-map [data-drawn]');"
-                                   f" return e && e.dataset.drawn === '{papers}'; }})()", timeout=120000)
+            page.wait_for_function(
+                f"(() => {{ const e = document.querySelector('#paper-map [data-drawn]');"
+                f" return e && e.dataset.drawn === '{papers}'; }})()",
+                timeout=120000,
+            )
             tab_s.append(time.perf_counter() - start)
             drawn = page.locator("#paper-map [data-drawn]")
             draw_ms.append(float(drawn.get_attribute("data-draw-ms") or 0))
             start = time.perf_counter()
             page.locator("#f-venue input").click()
             page.get_by_role("option", name="ICML").click()
-            page.wait_for_function(f"(() => {{ const e = document.querySelector('#paper-map [data-drawn]');"
-                                   f" return e && e.dataset.shown !== '{papers}'; }})()", timeout=120000)
+            page.wait_for_function(
+                f"(() => {{ const e = document.querySelector('#paper-map [data-drawn]');"
+                f" return e && e.dataset.shown !== '{papers}'; }})()",
+                timeout=120000,
+            )
             filter_s.append(time.perf_counter() - start)
             page.close()
         chromium.close()
-    return {"tab_to_drawn_s": [round(x, 2) for x in tab_s], "tab_to_drawn_median_s": round(statistics.median(tab_s), 2),
-            "canvas_draw_ms_median": round(statistics.median(draw_ms), 1),
-            "filter_to_redrawn_median_s": round(statistics.median(filter_s), 2)}
+    return {
+        "tab_to_drawn_s": [round(x, 2) for x in tab_s],
+        "tab_to_drawn_median_s": round(statistics.median(tab_s), 2),
+        "canvas_draw_ms_median": round(statistics.median(draw_ms), 1),
+        "filter_to_redrawn_median_s": round(statistics.median(filter_s), 2),
+    }
 
 
 def main() -> None:
@@ -137,8 +157,13 @@ def main() -> None:
         out.update(compute(home))
         port = _free_port()
         log = (home.parent / "ui-bench.log").open("w")
-        proc = subprocess.Popen([sys.executable, "-m", "rag.cli", "ui", "--port", str(port)], cwd=ROOT, env=env,
-                                stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rag.cli", "ui", "--port", str(port)],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         try:
             url = f"http://127.0.0.1:{port}/"
             _wait(url, proc)
@@ -155,15 +180,20 @@ def main() -> None:
     if args.json:
         print(json.dumps(out, indent=2))
         return
-    print(f"map of {out['papers']:,} papers ({out['from_abstracts']:,} placed from abstracts, the rest from titles), "
-          f"{out['clusters']} clusters; embedder: {out['embedder']}")
+    print(
+        f"map of {out['papers']:,} papers ({out['from_abstracts']:,} placed from abstracts, the rest from titles), "
+        f"{out['clusters']} clusters; embedder: {out['embedder']}"
+    )
     if "ingest_s" in out:
         print(f"ingest of the shared lists: {out['ingest_s']} s")
     print(f"first computation: {out['first_computation_s']} s; cached map read back: {out['cached_load_s']} s")
-    print(f"Map tab click -> all papers drawn: median {out['tab_to_drawn_median_s']} s over {len(out['tab_to_drawn_s'])} "
-          f"runs {out['tab_to_drawn_s']} (budget 2 s: {'met' if out['within_budget'] else 'MISSED'}); "
-          f"canvas draw {out['canvas_draw_ms_median']} ms; filter change -> redrawn {out['filter_to_redrawn_median_s']} s; "
-          f"map update {out['payload_bytes'] / 1e3:.0f} kB (titles fetched apart, once)")
+    print(
+        f"Map tab click -> all papers drawn: median {out['tab_to_drawn_median_s']} s over {len(out['tab_to_drawn_s'])} "
+        f"runs {out['tab_to_drawn_s']} (budget 2 s: {'met' if out['within_budget'] else 'MISSED'}); "
+        f"canvas draw {out['canvas_draw_ms_median']} ms; "
+        f"filter change -> redrawn {out['filter_to_redrawn_median_s']} s; "
+        f"map update {out['payload_bytes'] / 1e3:.0f} kB (titles fetched apart, once)"
+    )
     print("clusters: " + " | ".join(out["names"]))
 
 

@@ -39,8 +39,13 @@ FORMATS_HELP = (
     "'ICLR 2025 Papers', then one abstract per paragraph)"
 )
 _EXTENSIONS = {
-    ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "csv",
-    ".bib": "bibtex", ".bibtex": "bibtex",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".bib": "bibtex",
+    ".bibtex": "bibtex",
 }
 STREAMED = ("jsonl", "arxiv")
 SKIPPED_NAMES = {".DS_Store", "README.md", "README", "LICENSE", "LICENSE.md", "NOTICE", "NOTICE.md"}
@@ -88,8 +93,11 @@ def detect_format(path: Path, head: bytes) -> str | None:
     ext = path.suffix.lower()
     text = head.decode("utf-8", "replace").lstrip("\ufeff")
     stripped = text.lstrip()
-    if ext in (".jsonl", ".ndjson") or (ext in ("", ".txt", ".json", ".dat") and stripped.startswith("{")
-                                         and ("\n{" in stripped.strip() or ext != ".json")):
+    if ext in (".jsonl", ".ndjson") or (
+        ext in ("", ".txt", ".json", ".dat")
+        and stripped.startswith("{")
+        and ("\n{" in stripped.strip() or ext != ".json")
+    ):
         return "arxiv" if looks_like_arxiv(first_json_record(head)) else "jsonl"
     if ext in _EXTENSIONS:
         return _EXTENSIONS[ext]
@@ -158,7 +166,9 @@ class Reading:
                         self.errors.append(InputError(str(file), "broken or looping symbolic link; skipped"))
                         continue
                     if not target.is_relative_to(root):
-                        self.errors.append(InputError(str(file), f"symbolic link leaves the folder (to {target}); not followed"))
+                        self.errors.append(
+                            InputError(str(file), f"symbolic link leaves the folder (to {target}); not followed")
+                        )
                         continue
                 yield file, False
 

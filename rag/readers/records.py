@@ -108,8 +108,14 @@ def _scrub_all(value: Any, found: list[bool]) -> Any:
     return value
 
 
-def paper_from_record(record: dict[str, Any], source: str, position: int, ordinal: int = 0,
-                      notes: list[str] | None = None, scrub_needed: bool = True) -> Paper:
+def paper_from_record(
+    record: dict[str, Any],
+    source: str,
+    position: int,
+    ordinal: int = 0,
+    notes: list[str] | None = None,
+    scrub_needed: bool = True,
+) -> Paper:
     """Map a record onto a Paper. Unknown fields are kept in `extra`; missing ones are allowed,
     but a record with neither title nor abstract is no paper at all. A placeholder abstract
     ("No abstract available") counts as none. Invalid characters are replaced, and said in

@@ -243,7 +243,9 @@ def read_bibtex(text: str, source: str) -> Result:
 
     library = bibtexparser.parse_string(text)
     for block in library.failed_blocks:
-        yield InputError(source, f"unparseable BibTeX entry: {(block.raw or '').strip()[:60]!r}", _line(block.start_line))
+        yield InputError(
+            source, f"unparseable BibTeX entry: {(block.raw or '').strip()[:60]!r}", _line(block.start_line)
+        )
     for ordinal, entry in enumerate(library.entries, start=1):
         record: dict[str, Any] = {k.lower(): v for k, v in entry.fields_dict.items()}
         record = {k: f.value if hasattr(f, "value") else f for k, f in record.items()}
