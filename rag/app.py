@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import shutil
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import islice
@@ -179,7 +178,8 @@ class App:
         """Delete this index: its Chroma collections and this machine's cache."""
         with self.index.lock.held():
             self.store.reset()
-            shutil.rmtree(self.index.folder, ignore_errors=True)
+            self.index.forget()
+            self.index.remove_old_caches()
 
     def compact(self) -> None:
         self.index.compact()

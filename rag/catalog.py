@@ -172,6 +172,12 @@ def names_of(paper: Paper) -> set[str]:
     return found
 
 
+def _chunks_of(items: list[Any], size: int = 900) -> Iterator[list[Any]]:
+    """Slices that fit SQLite's limit on bound parameters per statement."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
 def _fts_query(text: str) -> str:
     """A safe FTS5 query: every word a quoted prefix term."""
     words = re.findall(r"\w+", fold(text))
@@ -630,6 +636,18 @@ class Catalog:
                 part,
             ):
                 out[row[1]] = PaperState(row[0], row[1], bool(row[2]), bool(row[3]), row[4], row[5], bool(row[6]))
+        return out
+
+    def titles_and_sources(self, paper_ids: Sequence[str]) -> dict[str, tuple[str, list[str]]]:
+        """Title key and source files of each catalogued paper (for ingest: does a new copy with
+        this id join another source's paper, and do their titles agree?)."""
+        out: dict[str, tuple[str, list[str]]] = {}
+        for part in _chunks_of(list(dict.fromkeys(paper_ids))):
+            marks = ",".join("?" * len(part))
+            for pid, key, data in self.db.execute(
+                f"SELECT pid, title_key, data FROM papers WHERE pid IN ({marks})", part
+            ):
+                out[pid] = (key, list(json.loads(data).get("extra", {}).get("sources") or []))
         return out
 
     def with_abstract_key(self, key: str) -> list[PaperState]:

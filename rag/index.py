@@ -124,11 +124,22 @@ class Index:
         self.embedder = embedder
         self.chunker = chunker
         self.home = home
-        self.folder = home / "cache" / f"{store.fingerprint}-{short_hash(store.location, 8)}"
+        self.cache_root = home / "cache"
+        self.cache_prefix = f"{store.fingerprint}-{short_hash(store.location, 8)}"
         self.lock = WriteLock(home / "write.lock")
         self._catalog: Catalog | None = None
         self._keyword: KeywordIndex | None = None
+        self._folder: Path | None = None
         self._open_lock = threading.Lock()
+
+    @property
+    def folder(self) -> Path:
+        """This machine's cache of the index, named by the log collection it was derived from:
+        after a reset (anywhere) the log has a new id, so every machine derives a new cache
+        instead of serving papers that no longer exist, and no process deletes a folder that
+        another one still reads."""
+        log_id = self.store.log_id
+        return self.cache_root / (f"{self.cache_prefix}-{log_id[:8]}" if log_id else self.cache_prefix)
 
     @property
     def fingerprint(self) -> str:
@@ -147,6 +158,9 @@ class Index:
     # -- the derived parts ------------------------------------------------------------------
     def _derived(self) -> tuple[Catalog, KeywordIndex]:
         with self._open_lock:
+            if self._folder != self.folder:
+                self._catalog = self._keyword = None
+                self._folder = self.folder
             if self._catalog is None or self._keyword is None:
                 try:
                     self.folder.mkdir(parents=True, exist_ok=True)
@@ -159,6 +173,22 @@ class Index:
                     self._catalog = Catalog(self.folder / "catalog.sqlite")
                     self._keyword = KeywordIndex(self.folder / "keyword")
             return self._catalog, self._keyword
+
+    def forget(self) -> None:
+        """Drop this process's handles on the cache (after a reset here)."""
+        with self._open_lock:
+            self._catalog = self._keyword = None
+            self._folder = None
+
+    def remove_old_caches(self) -> None:
+        """Delete this index's cache folders derived from logs that no longer exist (a reset
+        here or elsewhere). Call with the write lock held."""
+        if not self.cache_root.is_dir():
+            return
+        current = self.folder if self.store.log_id else None
+        for path in self.cache_root.glob(self.cache_prefix + "*"):
+            if path != current and path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
 
     def _discard_cache(self, err: Exception) -> None:
         """The local cache is damaged (a corrupt file, a folder replaced by a file): it is only
@@ -215,6 +245,7 @@ class Index:
         if not self.lock.acquire(wait, on_wait):
             return len(pending)
         try:
+            self.remove_old_caches()
             pending = self.pending_segments()
             started = time.perf_counter()
             for segment in self.store.read_segments(pending):

@@ -24,17 +24,20 @@ other source lists.
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
+from pathlib import Path
 from typing import Any
 
+from rag.catalog import CopyRow
 from rag.changelog import CopyChange, PaperHint, Segment, VectorChange
 from rag.chunk import Chunker
 from rag.embed import EmbedPool
 from rag.errors import InputError
-from rag.identity import abstract_key, copies_digest, copy_digest, copy_key, title_head
+from rag.identity import abstract_key, copies_digest, copy_digest, copy_key, title_head, title_key
 from rag.index import Index, keyword_text
 from rag.keyword import FLUSH_DOCS, SegmentBuilder
 from rag.merge import merge_papers
@@ -45,6 +48,8 @@ from rag.types import Chunk, ChunkId, Paper
 
 log = logging.getLogger(__name__)
 BATCH_PAPERS = 2000
+# An id that only numbers records (a CSV row number): shared across files by chance, not by identity.
+WEAK_ID = re.compile(r"\d{1,9}")
 
 
 @dataclass
@@ -141,6 +146,7 @@ class Ingester:
         self._keyword_done: list[int] = []
         self._keyword_removed: list[int] = []
         self._merged_away: set[str] = set()
+        self._unchanged: set[str] = set()
         self._idless = True
         self._batch_papers, self._advanced = 0, 0.0
 
@@ -162,6 +168,8 @@ class Ingester:
             self._flush_keyword(force=True)
             index.catch_up_keyword()
         self.progress.close()
+        changed = {*self.report.added, *self.report.updated, *self.report.repaired}
+        self.report.unchanged = len(self._unchanged - changed)
         return self.report
 
     def remove(self, paper_ids: list[str] | None = None, source: str | None = None) -> IngestReport:
@@ -194,6 +202,8 @@ class Ingester:
         existing = catalog.copies(skeys)
         staged: dict[str, Staged] = {}
         unchanged: set[str] = set()
+        fresh_ids = [p.id for p, k in zip(batch, skeys) if p.own_id and not (k in existing and existing[k].live)]
+        listed = catalog.titles_and_sources(fresh_ids) if fresh_ids else {}
         self._idless = catalog.has_idless() or any(not p.own_id for p in batch)
         self.report.papers_read += len(batch)
         self.report.title_only_read += sum(1 for p in batch if not p.abstract)
@@ -205,7 +215,10 @@ class Ingester:
             prev = staged.get(skey)
             old = existing.get(skey)
             prev_pid = prev.pid if prev else (old.pid if old and old.live else None)
-            pid = paper.id if paper.own_id else self._target_idless(paper, skey, prev_pid, staged)
+            if paper.own_id:
+                pid = self._target_own(paper, old, listed, staged)
+            else:
+                pid = self._target_idless(paper, skey, prev_pid, staged)
             if again:
                 self.report.merges.append(
                     Merge(
@@ -222,6 +235,41 @@ class Ingester:
             if self._idless and paper.own_id and (old is None or not old.live or old.digest != digest):
                 self._absorb(paper, staged)
         self._commit(staged, unchanged)
+
+    def _target_own(
+        self,
+        paper: Paper,
+        old: CopyRow | None,
+        listed: dict[str, tuple[str, list[str]]],
+        staged: dict[str, Staged],
+    ) -> str:
+        """The paper a copy with its own id belongs to: the paper of that id. Joining another
+        source's copy of that id is reported. A weak id (a bare number, such as a CSV row number)
+        that names a different title in another source is no evidence of one paper: the copy
+        keeps an identity of its own, `<id>@<file name>`, and the summary says why."""
+        if old is not None and old.live and old.pid.startswith(paper.id + "@"):
+            return old.pid  # decided so when this copy was first read
+        others = [s.paper for s in staged.values() if s.pid == paper.id and s.paper and s.source != paper.source]
+        title, sources = listed.get(paper.id, ("", []))
+        other_sources = sorted({*(s for s in sources if s != paper.source), *(p.source for p in others)})
+        if not other_sources:
+            return paper.id
+        other_title = title or next((title_key(p.title) for p in others if p.title), "")
+        mine = title_key(paper.title)
+        names = ", ".join(Path(s).name for s in other_sources[:3])
+        where = f"{paper.source}:{paper.position}"
+        if WEAK_ID.fullmatch(paper.id) and mine and other_title and mine != other_title:
+            qualified = f"{paper.id}@{Path(paper.source).name}"
+            self.report.merges.append(
+                Merge(
+                    qualified,
+                    [where],
+                    f"not merged: the bare id '{paper.id}' names another title in {names}; kept apart as '{qualified}'",
+                )
+            )
+            return qualified
+        self.report.merges.append(Merge(paper.id, [where], f"the same id '{paper.id}' as in {names}"))
+        return paper.id
 
     def _target_idless(self, paper: Paper, skey: str, prev_pid: str | None, staged: dict[str, Staged]) -> str:
         """The paper an id-less copy belongs to (see the module docstring)."""
@@ -349,7 +397,7 @@ class Ingester:
                 live.pop((pid, state.version), None)
                 self.report.repaired.append(pid)
             else:
-                self.report.unchanged += 1
+                self._unchanged.add(pid)
         # Embed what has no vectors yet.
         to_embed = [
             c
@@ -369,9 +417,14 @@ class Ingester:
         # Tombstones: every live version that is not the paper's version now.
         garbage: list[str] = []
         for (pid, version), n in sorted(live.items()):
-            if pid not in affected and pid not in self.report.repaired:
+            if pid in chunks:
+                current: str | None = chunks[pid][0].id.version
+            elif pid in expected:  # unchanged, but a concurrent writer's version of it may be live too
+                current = expected[pid].version
+            elif pid in affected:
+                current = None  # removed
+            else:
                 continue
-            current = chunks[pid][0].id.version if pid in chunks else None
             if version != current:
                 vector_changes.append(VectorChange(pid, version, 0))
                 garbage += [str(ChunkId(pid, version, i)) for i in range(n)]

@@ -69,6 +69,9 @@ class ChromaStore:
             raise
         except Exception as err:  # chromadb and httpx raise many unrelated types for one failure
             kind = type(err).__name__
+            if kind == "NotFoundError":  # deleted by a reset elsewhere: reopen on the next call
+                with self._lock:
+                    self._chunks = self._log = None
             text = str(err).strip().splitlines()[0][:200] if str(err).strip() else kind
             if "http" in self.location:
                 raise StoreError(
@@ -79,10 +82,23 @@ class ChromaStore:
 
     # -- collections ---------------------------------------------------------------------------
     def exists(self) -> bool:
-        names = self._guard(
-            lambda: {getattr(c, "name", c) for c in self._client.list_collections()}, "list collections"
-        )
-        return self.log_name in names
+        """Whether the index's collections exist. Also notices a reset by another process or
+        machine (the log collection was deleted, and perhaps created anew under a new id): the
+        open handles are dropped, so the next `open` reaches the collections that exist now."""
+        found = self._guard(lambda: list(self._client.list_collections()), "list collections")
+        ids = {getattr(c, "name", c): str(getattr(c, "id", "")) for c in found}
+        log_handle = self._log
+        if log_handle is not None and ids.get(self.log_name) != str(log_handle.id):
+            with self._lock:
+                self._chunks = self._log = None
+        return self.log_name in ids
+
+    @property
+    def log_id(self) -> str:
+        """The id of the open log collection: a new one after every reset, so a machine's cache
+        derived from the old log is never mistaken for one of the new."""
+        log_handle = self._log
+        return str(log_handle.id) if log_handle is not None else ""
 
     def open(self, create: bool = False) -> ChromaStore:
         """Open (or create) both collections once; safe to call from many threads."""

@@ -96,6 +96,9 @@ def consistent(app: object) -> tuple[int, int]:
     assert set(ids) == expected, f"missing {len(expected - set(ids))}, extra {len(set(ids) - expected)}"
     assert catalog.counts()["missing_vectors"] == 0
     assert {pid for pid, _ in live} == set(pids), "a paper without live vectors"
+    current = {s.pid: s.version for s in catalog.states(pids).values()}
+    stale = [(pid, version) for pid, version in live if current.get(pid) != version]
+    assert not stale, f"live vectors of a text version that is not the paper's own: {stale[:3]}"
     return len(pids), len(ids)
 
 

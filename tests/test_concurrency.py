@@ -194,3 +194,59 @@ def test_readers_keep_working_while_a_writer_writes_and_removes(tmp_path: Path, 
     assert consistent(hash_app(home)) == (150, 150)
     after = reader.search("graph neural networks", k=5).hits
     assert after and all(h.paper.id in _ids(two_lists[1]) for h in after)
+
+
+def _fillers(path: Path, prefix: str, count: int, shared_abstract: str) -> Path:
+    records = [
+        {"id": f"{prefix}{i}", "title": f"Filler {prefix} {i}", "abstract": f"Filler text {prefix} {i} about graphs."}
+        for i in range(count)
+    ]
+    records.append({"id": "SHARED", "title": "The shared paper", "abstract": shared_abstract})
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_two_machines_changing_one_paper_at_once_leave_nothing_stale(tmp_path: Path, chroma_server: int) -> None:
+    """Two machines list the same paper (same id) with different abstracts and write at once: each
+    embeds the text it knows. Whichever text the merged paper ends with, the other version's
+    vectors must not stay live for ever: the next ingest on any machine tombstones and deletes them,
+    and counts each paper once."""
+    v1 = "We study graph sparsification with spectral guarantees and report the first version of our results."
+    v2 = v1 + " A second, longer version adds experiments on molecules and citation networks of many sizes."
+    ra = _fillers(tmp_path / "ra.jsonl", "A", 1500, v1)
+    rb = _fillers(tmp_path / "rb.jsonl", "B", 1500, v2)
+    server = {**HASH, "RAG_CHROMA_HOST": "127.0.0.1", "RAG_CHROMA_PORT": str(chroma_server)}
+    a = _spawn(["ingest", str(ra), "--json"], {**server, "RAG_HOME": str(tmp_path / "ma")})
+    b = _spawn(["ingest", str(rb), "--json"], {**server, "RAG_HOME": str(tmp_path / "mb")})
+    _finish(a)
+    _finish(b)
+    settings = {"chroma_host": "127.0.0.1", "chroma_port": chroma_server}
+    again = hash_app(tmp_path / "mc", **settings).ingest([ra, rb], progress=False)
+    assert again.unchanged + len(again.repaired) == 3001  # papers, not copies
+    third = hash_app(tmp_path / "md", **settings)
+    assert consistent(third) == (3001, 3001)
+    status = third.status()
+    assert status["chunks_in_chroma"] == status["chunks_expected"] == 3001
+    shared = third.paper("SHARED")
+    assert shared is not None and shared.abstract == v2  # the richer copy wins, whatever the order
+
+
+def test_a_reset_on_one_machine_reaches_the_others(tmp_path: Path, chroma_server: int) -> None:
+    """Machine 1 resets the shared index and ingests other papers; machine 2 (a fresh command, and
+    an App that stayed open across the reset) then shows only what the server holds."""
+    settings = {"chroma_host": "127.0.0.1", "chroma_port": chroma_server}
+    first = _fillers(tmp_path / "first.jsonl", "F", 40, "A paper that is deleted by the reset on another machine.")
+    second = _fillers(tmp_path / "second.jsonl", "S", 7, "A paper ingested after the reset on another machine.")
+    m1 = hash_app(tmp_path / "m1", **settings)
+    m1.ingest([first], progress=False)
+    m2 = hash_app(tmp_path / "m2", **settings)
+    assert m2.status()["papers"] == 41 and m2.search("Filler F 3", k=3).hits
+    m1.reset()
+    m1 = hash_app(tmp_path / "m1", **settings)
+    m1.ingest([second], progress=False)
+    hits = m2.search("Filler", k=20).hits  # the App opened before the reset
+    assert hits and all(h.paper.id.startswith(("S", "SHARED")) for h in hits)
+    assert m2.status()["papers"] == 8
+    fresh = hash_app(tmp_path / "m2", **settings)
+    assert consistent(fresh) == (8, 8)
+    assert fresh.paper("F3") is None

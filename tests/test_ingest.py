@@ -344,3 +344,35 @@ def test_filters_and_lookup_over_the_catalogue(tmp_path: Path) -> None:
     assert catalog.authors_named_in("what did Léo Dupont write?") == ["Léo Dupont"]
     assert catalog.authors_named_in("and leo dupont?") == ["Léo Dupont"]
     assert [p.id for p in catalog.papers_by_author("Leo Dupont")] == ["F0", "F3", "F6", "F9"]
+
+
+def test_the_same_id_in_two_files_is_one_paper_reported_unless_the_titles_disagree(tmp_path: Path) -> None:
+    """A shared id from two sources joins their copies, and the summary says so; but a bare id
+    such as a CSV row number that names two different titles is not evidence of one paper: the
+    second keeps its own identity (qualified by its file) and the summary says why."""
+    a = tmp_path / "x1.csv"
+    a.write_text(
+        "id,title,abstract\n1,Deep graphs for molecules,Graphs of molecules are deep.\n"
+        "2,Shared title,Shared abstract one.\n",
+        encoding="utf-8",
+    )
+    b = tmp_path / "x2.csv"
+    b.write_text(
+        "id,title,abstract\n1,Robots that learn to walk,Robots walk after learning.\n"
+        "2,Shared title,Shared abstract one.\n",
+        encoding="utf-8",
+    )
+    app = hash_app(tmp_path / "home")
+    report = app.ingest([a, b], progress=False)
+    assert len(report.added) == 3
+    reasons = {m.into: m.reason for m in report.merges}
+    assert "2" in reasons and "same id" in reasons["2"]
+    conflict = [m for m in report.merges if "not merged" in m.reason]
+    assert len(conflict) == 1 and "1" in conflict[0].reason
+    titles = sorted(p.title for _, p in app.index.catalog.iter_papers())
+    assert titles == ["Deep graphs for molecules", "Robots that learn to walk", "Shared title"]
+    robots = next(p for _, p in app.index.catalog.iter_papers() if p.title.startswith("Robots"))
+    assert "walk" in robots.abstract and robots.id != "1"
+    assert consistent(app) == (3, 3)
+    again = app.ingest([a, b], progress=False)  # stable: nothing moves on a re-run
+    assert again.unchanged == 3 and not again.added and not again.updated
