@@ -181,8 +181,8 @@ class App:
             self.index.forget()
             self.index.remove_old_caches()
 
-    def compact(self) -> None:
-        self.index.compact()
+    def compact(self, rebuild: bool = False) -> dict[str, int]:
+        return self.index.compact(rebuild)
 
     # -- reading ----------------------------------------------------------------------------
     def search(

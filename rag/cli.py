@@ -257,14 +257,24 @@ def reset(yes: bool, as_json: bool) -> None:
 
 
 @cli.command()
+@click.option(
+    "--rebuild", is_flag=True, help="Derive this machine's cache (catalogue, keyword index) again from the log."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @handle_errors
-def compact(as_json: bool) -> None:
-    """Merge the keyword index's segments into one (ingest merges small ones by itself)."""
+def compact(rebuild: bool, as_json: bool) -> None:
+    """Merge the keyword index's segments into one (ingest merges small ones by itself) and delete
+    orphan chunks a killed writer left; --rebuild first derives the local cache again from the log."""
     app = _app()
-    app.compact()
-    segments = len(app.index.keyword.reload().segments)
-    _dump({"keyword_segments": segments}) if as_json else click.echo(f"keyword index: {segments} segment(s)")
+    app.index.require()
+    result = app.compact(rebuild)
+    if as_json:
+        _dump(result)
+    else:
+        click.echo(
+            f"keyword index: {result['keyword_segments']} segment(s); "
+            f"orphan chunks deleted: {result['orphan_chunks_deleted']}"
+        )
 
 
 def _print_hits(hits: list[dict[str, Any]]) -> None:

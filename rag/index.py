@@ -35,6 +35,7 @@ from rag.text import short_hash
 from rag.types import Paper
 
 log = logging.getLogger(__name__)
+ORPHAN_GRACE_S = 3600.0  # a writer commits its segment seconds after its upsert; an hour is proof enough
 
 
 def keyword_text(paper: Paper, chunk_text: str) -> str:
@@ -139,6 +140,11 @@ class Index:
         instead of serving papers that no longer exist, and no process deletes a folder that
         another one still reads."""
         log_id = self.store.log_id
+        if not log_id:
+            try:
+                log_id = self.store.open().log_id
+            except StoreError:
+                pass  # no index yet: nothing derived from a log
         return self.cache_root / (f"{self.cache_prefix}-{log_id[:8]}" if log_id else self.cache_prefix)
 
     @property
@@ -292,10 +298,32 @@ class Index:
         self.catalog.reset_indexed()
         self.catch_up_keyword()
 
-    def compact(self) -> None:
+    def compact(self, rebuild: bool = False, grace_s: float = ORPHAN_GRACE_S) -> dict[str, int]:
+        """Merge the keyword segments; delete orphan chunks (vectors no log entry names: what a
+        killed writer upserted before its segment); with `rebuild`, first derive this machine's
+        cache anew from the log (a cache that disagrees with Chroma).
+
+        Orphans are proven garbage only when no writer can be about to commit them: in a local
+        folder the write lock is held here, so any orphan is garbage; on a shared server a writer
+        elsewhere may be between its upsert and its segment, so only orphans older than `grace_s`
+        (their upsert time is in their metadata) are deleted."""
         with self.lock.held():
+            if rebuild:
+                folder = self.folder
+                self.forget()
+                shutil.rmtree(folder, ignore_errors=True)  # another process's open files stay readable
             self.sync()
             self.keyword.compact()
+            live = self.catalog.live_vector_set()
+            shared = "http" in self.store.location
+            cutoff = time.time() - grace_s if shared else float("inf")
+            orphans = [
+                cid
+                for cid, meta in self.store.chunk_metadata()
+                if (cid.rsplit("#", 1)[0] not in live) and int((meta or {}).get("ts", 0)) < cutoff
+            ]
+            self.store.delete_chunks(orphans)
+        return {"orphan_chunks_deleted": len(orphans), "keyword_segments": len(self.keyword.reload().segments)}
 
     def status(self) -> dict[str, object]:
         """What Chroma holds (chunks, log segments) beside what this machine's cache shows."""
@@ -305,6 +333,16 @@ class Index:
         counts = self.catalog.counts()
         chunks = self.store.count_chunks()
         segments = len(self.store.segment_ids())
+        if stale:
+            cache = f"stale: {stale} log segments not applied yet (another process is writing)"
+        elif chunks != counts["expected_chunks"]:
+            cache = (
+                f"disagrees with Chroma: the log names {counts['expected_chunks']} chunks, Chroma holds {chunks}. "
+                "A writer may be at work; if none is, `rag compact --rebuild` derives the cache again from the log "
+                "and deletes orphan chunks, and `rag ingest` re-embeds papers whose vectors are missing"
+            )
+        else:
+            cache = "in sync"
         return {
             "papers": counts["papers"],
             "with_abstract": counts["with_abstract"],
@@ -313,9 +351,7 @@ class Index:
             "chunks_expected": counts["expected_chunks"],
             "papers_missing_vectors": counts["missing_vectors"],
             "log_segments": segments,
-            "cache": "in sync"
-            if not stale
-            else f"stale: {stale} log segments not applied yet (another process is writing)",
+            "cache": cache,
             "keyword_segments": len(self.keyword.reload().segments),
             "embedding_model": self.embedder.name,
             "fingerprint": self.fingerprint,

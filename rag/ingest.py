@@ -9,8 +9,10 @@ an id derived from its content. Every merge is reported, with the records and th
 Write order, per batch, is what makes a killed run safe to re-run and concurrent writers safe:
 1. the chunk vectors of new text versions (ids `paper#version#n`: a repeat overwrites itself);
 2. the log segment (the commit: copies, new vectors, tombstones of replaced vectors);
-3. the deletion of the chunks that this run itself replaced or removed (its own garbage, proven
-   by the tombstones it just wrote; a killed run's leftovers are deleted by the next run);
+3. the deletion of the chunks that this run itself replaced or removed, or that are live but
+   not the paper's own text version any more (two writers changed one paper at once): garbage
+   proven by the tombstones it just wrote. A killed run's chunks without a segment are orphans:
+   the re-run overwrites them (ids are deterministic) and `rag compact` deletes the rest;
 4. the local catalogue and keyword index (derived; rebuilt from the log if lost).
 Nothing else is ever deleted: not "what my catalogue did not know", so a second writer's fresh
 chunks are safe. Whether a paper is unchanged is decided against Chroma itself: its vectors must
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -408,8 +411,11 @@ class Ingester:
         vector_changes: list[VectorChange] = []
         if to_embed:
             vectors = self._embed_with_progress([c.text for c in to_embed])
+            now = int(time.time())  # upsert time: `compact` tells a stalled writer's orphans from fresh ones
             index.store.upsert_chunks(
-                [str(c.id) for c in to_embed], vectors, [{"paper_id": c.id.paper_id, "n": c.id.n} for c in to_embed]
+                [str(c.id) for c in to_embed],
+                vectors,
+                [{"paper_id": c.id.paper_id, "n": c.id.n, "ts": now} for c in to_embed],
             )
             self.report.chunks_embedded += len(to_embed)
             for pid in dict.fromkeys(c.id.paper_id for c in to_embed):

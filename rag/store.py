@@ -167,6 +167,18 @@ class ChromaStore:
             if len(got["ids"]) < 10000:
                 return ids
 
+    def chunk_metadata(self) -> Iterator[tuple[str, dict[str, Any] | None]]:
+        """Every chunk id with its metadata, a page at a time (for compaction)."""
+        offset = 0
+        while True:
+            got = self._guard(
+                lambda: self._chunks.get(include=["metadatas"], limit=10000, offset=offset), "read chunk ids"
+            )
+            yield from zip(got["ids"], got["metadatas"] or [None] * len(got["ids"]))
+            if len(got["ids"]) < 10000:
+                return
+            offset += len(got["ids"])
+
     def count_chunks(self) -> int:
         return int(self._guard(lambda: self._chunks.count(), "count chunks"))
 

@@ -250,3 +250,24 @@ def test_a_reset_on_one_machine_reaches_the_others(tmp_path: Path, chroma_server
     fresh = hash_app(tmp_path / "m2", **settings)
     assert consistent(fresh) == (8, 8)
     assert fresh.paper("F3") is None
+
+
+def test_compact_on_a_shared_server_spares_orphans_a_writer_may_still_commit(
+    tmp_path: Path, chroma_server: int
+) -> None:
+    """On a server no lock proves that no writer is between its upsert and its segment, so only
+    orphans older than the grace period are deleted."""
+    import numpy as np
+
+    app = hash_app(tmp_path / "m1", chroma_host="127.0.0.1", chroma_port=chroma_server)
+    app.ingest([_fillers(tmp_path / "f.jsonl", "F", 5, "A shared paper for the compaction test.")], progress=False)
+    vectors = np.ones((2, app.embedder.dim), dtype=np.float32) / np.sqrt(app.embedder.dim)
+    now = int(time.time())
+    app.index.store.upsert_chunks(
+        ["FRESH#v#0", "STALE#v#0"],
+        vectors,
+        [{"paper_id": "FRESH", "n": 0, "ts": now}, {"paper_id": "STALE", "n": 0, "ts": now - 7200}],
+    )
+    assert app.compact()["orphan_chunks_deleted"] == 1
+    ids = set(app.index.store.chunk_ids())
+    assert "FRESH#v#0" in ids and "STALE#v#0" not in ids

@@ -376,3 +376,47 @@ def test_the_same_id_in_two_files_is_one_paper_reported_unless_the_titles_disagr
     assert consistent(app) == (3, 3)
     again = app.ingest([a, b], progress=False)  # stable: nothing moves on a re-run
     assert again.unchanged == 3 and not again.added and not again.updated
+
+
+def _papers(n: int) -> list[dict[str, object]]:
+    return [
+        {"id": f"P{i}", "title": f"Paper {i}", "abstract": f"Abstract {i} on graphs and sparse models."}
+        for i in range(n)
+    ]
+
+
+def test_a_cache_that_disagrees_with_chroma_says_so_and_compact_rebuilds_it(tmp_path: Path) -> None:
+    import sqlite3
+
+    home = tmp_path / "home"
+    env = {**HASH, "RAG_HOME": str(home)}
+    app = hash_app(home)
+    app.ingest([_jsonl(tmp_path / "list.jsonl", _papers(40))], progress=False)
+    with sqlite3.connect(app.index.folder / "catalog.sqlite") as db:  # valid, but wrong
+        db.execute("DELETE FROM papers WHERE pno % 2 = 0")
+    status = json.loads(run_rag("status", "--json", env=env).stdout)
+    assert status["chunks_in_chroma"] == 40 and status["chunks_expected"] == 20
+    assert status["cache"].startswith("disagrees with Chroma") and "rag compact --rebuild" in status["cache"]
+    out = run_rag("compact", "--rebuild", "--json", env=env)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["orphan_chunks_deleted"] == 0
+    fresh = hash_app(home)
+    assert consistent(fresh) == (40, 40) and fresh.status()["cache"] == "in sync"
+
+
+def test_compact_deletes_what_a_killed_writer_left_and_nothing_else(tmp_path: Path) -> None:
+    """Chunks upserted without the log segment that commits them (a writer killed in between)
+    are orphans; in a local folder, compact (holding the write lock) deletes them all."""
+    import numpy as np
+
+    app = hash_app(tmp_path / "home")
+    app.ingest([_jsonl(tmp_path / "list.jsonl", _papers(10))], progress=False)
+    store = app.index.store
+    store.upsert_chunks(
+        ["KILLED#abc#0", "P3#oldversion#0"],
+        np.ones((2, app.embedder.dim), dtype=np.float32) / np.sqrt(app.embedder.dim),
+        [{"paper_id": "KILLED", "n": 0, "ts": 1}, {"paper_id": "P3", "n": 0, "ts": 1}],
+    )
+    assert store.count_chunks() == 12 and "disagrees" in app.status()["cache"]
+    assert app.compact()["orphan_chunks_deleted"] == 2
+    assert consistent(hash_app(tmp_path / "home")) == (10, 10)
