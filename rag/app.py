@@ -27,6 +27,7 @@ from rag.retrieve import Mode, Retriever, SearchResult
 from rag.settings import Settings
 from rag.store import ChromaStore
 from rag.types import Answer, Paper
+from rag.writer import ProcessWriter, StoreWriter
 
 if TYPE_CHECKING:
     import threading
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
     from rag.paper_map import PaperMap
 
 log = logging.getLogger(__name__)
+# From about this many papers a writer process pays for its start (~2 s): Chroma's upserts then
+# run beside ingest's own work instead of after it.
+WRITER_PROCESS_PAPERS = 5000
 
 
 def build_embedder(settings: Settings, threads: int | None = None) -> Embedder:
@@ -147,16 +151,26 @@ class App:
         options: ReadOptions = ReadOptions(),
         progress: bool | None = None,
         workers: int | None = None,
+        writer_process: bool | None = None,
     ) -> IngestReport:
+        """Read, embed and write `paths`. Chroma writes go to a writer process beside this one
+        (`rag.writer`) when `writer_process` says so, or by default for big inputs."""
         reading = Reading(paths, options)
         total = estimate_papers([p for p in paths])
         if total and options.shard:
             total = -(-total // options.shard[1])
         meter = Progress("ingest", total, every_s=self.settings.progress_seconds, enabled=progress is not False)
         pool = self._embed_pool(workers or self.settings.workers)
+        writer: StoreWriter | None = None
         try:
-            report = Ingester(self.index, self.chunker, pool, meter, self.settings.ingest_batch).run(reading)
+            if writer_process or (writer_process is None and (total or 0) >= WRITER_PROCESS_PAPERS):
+                self.store.open(create=True)
+                writer = ProcessWriter(self.store)
+            ingester = Ingester(self.index, self.chunker, pool, meter, self.settings.ingest_batch, writer)
+            report = ingester.run(reading)
         finally:
+            if writer is not None:
+                writer.close()
             pool.close()
             meter.close()
         if not report.papers_read and not report.merges and not report.removed:

@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -146,6 +147,24 @@ def _any_case(name: str) -> bool:
     return any(c.isupper() for c in name[1:]) and not name.isupper() or any(c.isdigit() for c in name)
 
 
+_TITLE_WORD = re.compile(r"[A-Za-z][\w-]*[A-Za-z0-9]")
+
+
+@lru_cache(maxsize=1 << 18)
+def _name_like(word: str, coined_only: bool) -> bool:
+    """A word that can be a paper's name (cached: titles share most of their words, and this
+    ran once per title word per paper at ingest)."""
+    coined = is_coined(word)
+    if coined_only and not coined:
+        return False
+    return (
+        len(word) >= 3
+        and " " not in word
+        and (coined or (word[:1].isupper() and "-" not in word))
+        and fold(word) not in STOPWORDS
+    )
+
+
 def names_of(paper: Paper) -> set[str]:
     """The single-word names a paper goes by: its label when that is one name-like word
     ("Celcomen"), the word its title opens with before a colon ("Cybench: A Framework …"), and
@@ -153,22 +172,13 @@ def names_of(paper: Paper) -> set[str]:
     title = paper.title
     shouting = bool(title) and sum(c.isupper() for c in title) > 0.6 * sum(c.isalpha() for c in title)
     found: set[str] = set()
-
-    def name_like(word: str) -> bool:
-        return (
-            len(word) >= 3
-            and " " not in word
-            and (is_coined(word) or (word[:1].isupper() and "-" not in word))
-            and fold(word) not in STOPWORDS
-        )
-
-    if paper.label and name_like(paper.label.strip()):
+    if paper.label and _name_like(paper.label.strip(), False):
         found.add(paper.label.strip())
     if title and not shouting:
         head = title.split(":", 1)[0].strip() if ":" in title else ""
-        if head and name_like(head):
+        if head and _name_like(head, False):
             found.add(head)
-        found |= {w for w in re.findall(r"[A-Za-z][\w-]*[A-Za-z0-9]", title) if is_coined(w) and name_like(w)}
+        found |= {w for w in _TITLE_WORD.findall(title) if _name_like(w, True)}
     return found
 
 
@@ -233,7 +243,11 @@ class Catalog:
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction; inside one held open by `begin` it joins that one."""
         db = self.db
+        if getattr(self._local, "held", False):
+            yield db
+            return
         db.execute("BEGIN IMMEDIATE")
         try:
             yield db
@@ -241,6 +255,23 @@ class Catalog:
             db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
+
+    def begin(self) -> None:
+        """Hold a write transaction open across calls: ingest applies a batch here before its
+        writes to Chroma are acknowledged, keeps working on the next batch (this connection sees
+        its own changes), and commits only when Chroma has them (or rolls back)."""
+        self.db.execute("BEGIN IMMEDIATE")
+        self._local.held = True
+
+    def commit(self) -> None:
+        if getattr(self._local, "held", False):
+            self._local.held = False
+            self.db.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if getattr(self._local, "held", False):
+            self._local.held = False
+            self.db.execute("ROLLBACK")
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)

@@ -10,6 +10,7 @@ that finds the lock taken searches what is already applied.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import logging
@@ -141,10 +142,8 @@ class Index:
         another one still reads."""
         log_id = self.store.log_id
         if not log_id:
-            try:
+            with contextlib.suppress(StoreError):  # no index yet: nothing derived from a log
                 log_id = self.store.open().log_id
-            except StoreError:
-                pass  # no index yet: nothing derived from a log
         return self.cache_root / (f"{self.cache_prefix}-{log_id[:8]}" if log_id else self.cache_prefix)
 
     @property

@@ -48,6 +48,7 @@ from rag.progress import Progress
 from rag.readers import FileReport, Reading
 from rag.text import fold
 from rag.types import Chunk, ChunkId, Paper
+from rag.writer import InlineWriter, StoreWriter, Writes
 
 log = logging.getLogger(__name__)
 BATCH_PAPERS = 2000
@@ -136,12 +137,15 @@ class Ingester:
         embed: EmbedPool,
         progress: Progress | None = None,
         batch_papers: int = BATCH_PAPERS,
+        writer: StoreWriter | None = None,
     ) -> None:
         self.index = index
         self.chunker = chunker
         self.embed = embed
         self.progress = progress or Progress("ingest", enabled=False)
         self.batch_papers = batch_papers
+        self.store_writer: StoreWriter = writer or InlineWriter(index.store)
+        self._pending = False  # a batch applied to the catalogue, its Chroma writes not yet acknowledged
         self.writer = uuid.uuid4().hex[:10]
         self.report = IngestReport()
         self._seen: dict[str, set[str]] = {}
@@ -159,15 +163,20 @@ class Ingester:
         with index.lock.held(on_wait=self.progress.say):
             index.store.open(create=True)
             index.sync()
-            for batch in batched(reading, self.batch_papers):
-                self._batch_papers, self._advanced = len(batch), 0.0
-                self._ingest_batch(batch)
-                self.progress.advance(len(batch) - self._advanced)
-            self.report.skipped, self.report.notes = list(reading.errors), list(reading.notes)
-            self.report.files, self.report.ignored = reading.files, reading.ignored
-            for file in reading.files:
-                if file.complete:
-                    self._forget_missing(file.file)
+            try:
+                for batch in batched(reading, self.batch_papers):
+                    self._batch_papers, self._advanced = len(batch), 0.0
+                    self._ingest_batch(batch)
+                    self.progress.advance(len(batch) - self._advanced)
+                self.report.skipped, self.report.notes = list(reading.errors), list(reading.notes)
+                self.report.files, self.report.ignored = reading.files, reading.ignored
+                for file in reading.files:
+                    if file.complete:
+                        self._forget_missing(file.file)
+                self._settle()
+            except BaseException:
+                index.catalog.rollback()  # the batch Chroma has not acknowledged: the log is the truth
+                raise
             self._flush_keyword(force=True)
             index.catch_up_keyword()
         self.progress.close()
@@ -192,8 +201,13 @@ class Ingester:
                 for pid, skeys in catalog.source_pids(source).items():
                     for skey in skeys:
                         staged[skey] = Staged(skey, pid, None, "", source, pid)
-            if staged:
-                self._commit(staged, set())
+            try:
+                if staged:
+                    self._commit(staged, set())
+                self._settle()
+            except BaseException:
+                catalog.rollback()
+                raise
             self._flush_keyword(force=True)
             index.catch_up_keyword()
         return self.report
@@ -207,6 +221,7 @@ class Ingester:
         unchanged: set[str] = set()
         fresh_ids = [p.id for p, k in zip(batch, skeys) if p.own_id and not (k in existing and existing[k].live)]
         listed = catalog.titles_and_sources(fresh_ids) if fresh_ids else {}
+        own_staged: dict[str, list[Paper]] = {}  # copies with own ids staged in this batch, by paper
         self._idless = catalog.has_idless() or any(not p.own_id for p in batch)
         self.report.papers_read += len(batch)
         self.report.title_only_read += sum(1 for p in batch if not p.abstract)
@@ -219,7 +234,7 @@ class Ingester:
             old = existing.get(skey)
             prev_pid = prev.pid if prev else (old.pid if old and old.live else None)
             if paper.own_id:
-                pid = self._target_own(paper, old, listed, staged)
+                pid = self._target_own(paper, old, listed, own_staged.get(paper.id, []))
             else:
                 pid = self._target_idless(paper, skey, prev_pid, staged)
             if again:
@@ -235,6 +250,8 @@ class Ingester:
                 continue
             paper.id = pid
             staged[skey] = Staged(skey, pid, paper, digest, paper.source, prev_pid)
+            if paper.own_id:
+                own_staged.setdefault(pid, []).append(paper)
             if self._idless and paper.own_id and (old is None or not old.live or old.digest != digest):
                 self._absorb(paper, staged)
         self._commit(staged, unchanged)
@@ -244,7 +261,7 @@ class Ingester:
         paper: Paper,
         old: CopyRow | None,
         listed: dict[str, tuple[str, list[str]]],
-        staged: dict[str, Staged],
+        same_id: list[Paper],
     ) -> str:
         """The paper a copy with its own id belongs to: the paper of that id. Joining another
         source's copy of that id is reported. A weak id (a bare number, such as a CSV row number)
@@ -252,7 +269,7 @@ class Ingester:
         keeps an identity of its own, `<id>@<file name>`, and the summary says why."""
         if old is not None and old.live and old.pid.startswith(paper.id + "@"):
             return old.pid  # decided so when this copy was first read
-        others = [s.paper for s in staged.values() if s.pid == paper.id and s.paper and s.source != paper.source]
+        others = [p for p in same_id if p.source != paper.source]
         title, sources = listed.get(paper.id, ("", []))
         other_sources = sorted({*(s for s in sources if s != paper.source), *(p.source for p in others)})
         if not other_sources:
@@ -387,6 +404,8 @@ class Ingester:
         expected = {pid: state for pid, state in states.items() if pid in unchanged and pid not in affected}
         check_ids = [str(ChunkId(pid, st.version, n)) for pid, st in expected.items() for n in range(st.n_chunks)]
         check_ids += [str(c.id) for pid, cs in chunks.items() if (pid, cs[0].id.version) in live for c in cs]
+        if check_ids:
+            self._settle()  # the check must see the previous batch's writes
         present = index.store.existing_chunks(check_ids) if check_ids else set()
         for pid, state in expected.items():
             ids = [str(ChunkId(pid, state.version, n)) for n in range(state.n_chunks)]
@@ -409,14 +428,14 @@ class Ingester:
             if (pid, cs[0].id.version) not in live or not all(str(x.id) in present for x in cs)
         ]
         vector_changes: list[VectorChange] = []
+        upsert_ids: list[str] = []
+        vectors = None
+        metadatas: list[dict[str, Any]] = []
         if to_embed:
             vectors = self._embed_with_progress([c.text for c in to_embed])
             now = int(time.time())  # upsert time: `compact` tells a stalled writer's orphans from fresh ones
-            index.store.upsert_chunks(
-                [str(c.id) for c in to_embed],
-                vectors,
-                [{"paper_id": c.id.paper_id, "n": c.id.n, "ts": now} for c in to_embed],
-            )
+            upsert_ids = [str(c.id) for c in to_embed]
+            metadatas = [{"paper_id": c.id.paper_id, "n": c.id.n, "ts": now} for c in to_embed]
             self.report.chunks_embedded += len(to_embed)
             for pid in dict.fromkeys(c.id.paper_id for c in to_embed):
                 vector_changes.append(VectorChange(pid, chunks[pid][0].id.version, len(chunks[pid])))
@@ -447,13 +466,14 @@ class Ingester:
         ]
         if not len(segment):
             return
-        index.store.write_segment(segment)
+        self._settle()
+        self.store_writer.submit(Writes(upsert_ids, vectors, metadatas, segment, garbage))
         self.report.segments_written += 1
-        if garbage:
-            index.store.delete_chunks(garbage)
-            self.report.chunks_deleted += len(garbage)
+        self.report.chunks_deleted += len(garbage)
         copy_rows, vector_rows = segment.versioned()
         known = {pid: (merged[pid], c[0].id.version, len(c)) for pid, c in chunks.items()}
+        catalog.begin()
+        self._pending = True
         changed = catalog.apply(segment.id, copy_rows, vector_rows, self.chunker.version_of, known)
         for pid in sorted(changed):
             if pid in merged and pid in states:
@@ -494,6 +514,15 @@ class Ingester:
             if pid not in merged and pid in states:
                 self._keyword.drop(states[pid].pno)
                 self._keyword_removed.append(states[pid].pno)
+
+    def _settle(self) -> None:
+        """Wait until Chroma has the pending batch, then commit its catalogue changes (and
+        write the keyword segment once enough documents wait for it)."""
+        if not self._pending:
+            return
+        self.store_writer.wait()
+        self.index.catalog.commit()
+        self._pending = False
         self._flush_keyword()
 
     def _flush_keyword(self, force: bool = False) -> None:

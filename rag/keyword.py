@@ -68,22 +68,21 @@ class Tokenizer:
 
     def counts(self, text: str) -> tuple[dict[int, int], int]:
         """Term id -> frequency in the text, and the text's length in terms."""
-        words = Counter(_WORD.findall(fold(text)))
-        for stop in _STOP.intersection(words):
-            del words[stop]
+        words = [w for w in _WORD.findall(fold(text)) if w not in _STOP]
         known = self._ids
-        unknown = [w for w in words if w not in known]
-        if unknown:
-            self._learn(unknown)
-            known = self._ids
-        out: dict[int, int] = {}
-        for word, n in words.items():
-            term = known.get(word)
-            if term is None:  # cleared by another thread between learning and reading
-                self._learn([word])
-                term = self._ids[word]
-            out[term] = out.get(term, 0) + n
-        return out, sum(words.values())
+        try:
+            terms = [known[w] for w in words]
+        except KeyError:
+            self._learn(list({w for w in words if w not in known}))
+            with self._lock:  # learnt words stay until the next clear; read them under the lock
+                terms = [self._ids.get(w) or self._learn_one(w) for w in words]
+        return dict(Counter(terms)), len(terms)
+
+    def _learn_one(self, word: str) -> int:
+        stem = self._stemmer.stemWord(word)
+        term = int.from_bytes(hashlib.blake2b(stem.encode(), digest_size=8).digest(), "little") >> 1
+        self._ids[word] = term
+        return term
 
     def __call__(self, text: str) -> list[int]:
         return list(self.counts(text)[0])

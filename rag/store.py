@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -29,6 +29,15 @@ T = TypeVar("T")
 PAGE = 16  # log segments per read (each up to about a megabyte)
 
 
+class StoreSpec(NamedTuple):
+    """What another process needs to open the same store (the ingest writer process)."""
+
+    fingerprint: str
+    path: Path | None
+    host: str | None
+    port: int
+
+
 @dataclass(frozen=True)
 class DenseMatch:
     chunk_id: str
@@ -38,6 +47,7 @@ class DenseMatch:
 class ChromaStore:
     def __init__(self, fingerprint: str, path: Path | None = None, host: str | None = None, port: int = 8000) -> None:
         self.fingerprint = fingerprint
+        self.spec = StoreSpec(fingerprint, path, host, port)
         self.location = f"http://{host}:{port}" if host else str(path)
         self.chunks_name = f"chunks_{fingerprint}"
         self.log_name = f"log_{fingerprint}"

@@ -420,3 +420,20 @@ def test_compact_deletes_what_a_killed_writer_left_and_nothing_else(tmp_path: Pa
     assert store.count_chunks() == 12 and "disagrees" in app.status()["cache"]
     assert app.compact()["orphan_chunks_deleted"] == 2
     assert consistent(hash_app(tmp_path / "home")) == (10, 10)
+
+
+def test_a_writer_process_writes_what_ingest_decides(tmp_path: Path) -> None:
+    """With Chroma's writes in a writer process (the default for big inputs), the index ends the
+    same: every paper and chunk, an edit replaces its chunks, a re-run finds nothing to do."""
+    records = _papers(300)
+    path = _jsonl(tmp_path / "list.jsonl", records)
+    app = hash_app(tmp_path / "home", ingest_batch=64)  # several batches in flight one after another
+    report = app.ingest([path], progress=False, writer_process=True)
+    assert len(report.added) == 300 and report.segments_written == 5
+    assert consistent(app) == (300, 300)
+    records[7]["abstract"] = "An edited abstract about something else entirely."
+    _jsonl(path, records)
+    edited = hash_app(tmp_path / "home", ingest_batch=64).ingest([path], progress=False, writer_process=True)
+    assert edited.updated == ["P7"] and edited.chunks_deleted == 1 and edited.unchanged == 299
+    fresh = hash_app(tmp_path / "home")
+    assert consistent(fresh) == (300, 300) and "edited" in fresh.paper("P7").abstract
