@@ -362,6 +362,18 @@ class Catalog:
                 out[(pid, version)] = n
         return out
 
+    def current_versions(self, paper_ids: Sequence[str]) -> dict[str, tuple[int, str, int]]:
+        """Paper number, own text version and chunk count of each paper whose vectors are in
+        Chroma."""
+        out: dict[str, tuple[int, str, int]] = {}
+        for part in _chunks_of(list(paper_ids)):
+            marks = ",".join("?" * len(part))
+            for pid, pno, version, n in self.db.execute(
+                f"SELECT pid, pno, version, n_chunks FROM papers WHERE vectors_ok = 1 AND pid IN ({marks})", part
+            ):
+                out[pid] = (pno, version, n)
+        return out
+
     def live_vector_set(self) -> set[str]:
         """`paper#version` of every text version whose vectors the log says are in Chroma."""
         return {f"{pid}#{version}" for pid, version in self.db.execute("SELECT pid, version FROM vectors WHERE n > 0")}

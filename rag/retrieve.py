@@ -92,7 +92,7 @@ class Retriever:
         count = int(allowed.sum())
         if count == 0:
             return []
-        share = count / max(len(catalog), 1)
+        share = count / len(allowed)  # the mask spans every paper number
         if share >= 0.02:  # over-fetching up to 5,000 chunks costs less than Chroma's `$in` over thousands of ids
             fetch = min(int(n / share * 2) + n, 5000)
             found = self._papers_of(loaded, [m.chunk_id for m in store.query(vector, fetch)], allowed)
@@ -100,8 +100,8 @@ class Retriever:
                 return found[:n]
         pids = list(catalog.pids_of(np.flatnonzero(allowed).tolist()).values())
         if count <= 5000:
-            live = catalog.live_vectors(pids)
-            ids = [str(ChunkId(pid, version, i)) for (pid, version), m in live.items() for i in range(m)]
+            current = catalog.current_versions(pids)
+            ids = [str(ChunkId(pid, version, i)) for pid, (_, version, m) in current.items() for i in range(m)]
             vectors = store.vectors(ids)
             if not vectors:
                 return []
@@ -113,20 +113,19 @@ class Retriever:
 
     @staticmethod
     def _papers_of(loaded: Loaded, chunk_ids: list[str], allowed: np.ndarray | None) -> list[str]:
-        """Paper ids of ranked chunk ids, one per paper, live versions only, filtered by mask."""
-        parsed = [ChunkId.parse(c) for c in chunk_ids]
-        pids = list(dict.fromkeys(c.paper_id for c in parsed))
-        live = loaded.catalog.live_vectors(pids)
-        numbers = loaded.catalog.pnos(pids) if allowed is not None else {}
+        """Paper ids of ranked chunk ids, one per paper, filtered by the mask, and only chunks of
+        the paper's own text version (leftovers of a replaced text, a killed or a concurrent
+        writer never surface). One catalogue query for all of them."""
+        parsed = [cid.rsplit("#", 2) for cid in chunk_ids]
+        current = loaded.catalog.current_versions(list(dict.fromkeys(p[0] for p in parsed)))
         out: list[str] = []
-        for cid in parsed:
-            if (cid.paper_id, cid.version) not in live:
+        for pid, version, _ in parsed:
+            found = current.get(pid)
+            if found is None or found[1] != version:
                 continue
-            if allowed is not None:
-                pno = numbers.get(cid.paper_id)
-                if pno is None or pno >= len(allowed) or not allowed[pno]:
-                    continue
-            out.append(cid.paper_id)
+            if allowed is not None and (found[0] >= len(allowed) or not allowed[found[0]]):
+                continue
+            out.append(pid)
         return list(dict.fromkeys(out))
 
     @staticmethod
