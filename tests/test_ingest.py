@@ -437,3 +437,19 @@ def test_a_writer_process_writes_what_ingest_decides(tmp_path: Path) -> None:
     assert edited.updated == ["P7"] and edited.chunks_deleted == 1 and edited.unchanged == 299
     fresh = hash_app(tmp_path / "home")
     assert consistent(fresh) == (300, 300) and "edited" in fresh.paper("P7").abstract
+
+
+def test_embedding_workers_give_the_same_index(tmp_path: Path) -> None:
+    """`--workers 2` embeds in two processes; the vectors, papers and chunks are those of one."""
+    import numpy as np
+
+    path = _jsonl(tmp_path / "list.jsonl", _papers(120))
+    one = hash_app(tmp_path / "one")
+    one.ingest([path], progress=False, workers=1)
+    two = hash_app(tmp_path / "two")
+    report = two.ingest([path], progress=False, workers=2)
+    assert len(report.added) == 120 and consistent(two) == (120, 120)
+    ids = sorted(one.index.store.chunk_ids())
+    assert ids == sorted(two.index.store.chunk_ids())
+    a, b = one.index.store.vectors(ids), two.index.store.vectors(ids)
+    assert all(np.allclose(a[i], b[i]) for i in ids)

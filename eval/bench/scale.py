@@ -107,18 +107,42 @@ def synth(path: Path, n: int, start: int = 0, seed: int = 13) -> Path:
 
 
 # -- measuring child processes --------------------------------------------------------------------
+def tree_rss_kib(pid: int) -> int:
+    """Resident memory of a process and all its descendants now (the ingest writer process and
+    embedding workers run beside the command), from /proc."""
+    total = 0
+    todo = [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            for line in Path(f"/proc/{current}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+            for task in Path(f"/proc/{current}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+    return total
+
+
 def run(args: list[str], env: dict[str, str], timeout: float = 6 * 3600) -> dict[str, Any]:
-    """Run a command; wall seconds, the child's peak RSS (MiB), exit code and output."""
+    """Run a command; wall seconds, peak RSS (MiB) of the command with every process it started,
+    exit code and output."""
     start = time.perf_counter()
+    peak_kib = 0
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(args, env=env, stdout=out, stderr=err, cwd=ROOT)
         deadline = time.time() + timeout
+        sampled = 0.0
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
             if time.time() > deadline:
                 proc.kill()
+            if time.perf_counter() - sampled > 0.25:
+                peak_kib = max(peak_kib, tree_rss_kib(proc.pid))
+                sampled = time.perf_counter()
             time.sleep(0.02)
         seconds = time.perf_counter() - start
         out.seek(0)
@@ -129,7 +153,7 @@ def run(args: list[str], env: dict[str, str], timeout: float = 6 * 3600) -> dict
         print(f"  ! {' '.join(args[:4])} exited {code}: {stderr.strip()[-400:]}", file=sys.stderr)
     return {
         "s": round(seconds, 2),
-        "rss_mib": round(usage.ru_maxrss / 1024, 1),
+        "rss_mib": round(max(usage.ru_maxrss, peak_kib) / 1024, 1),
         "code": code,
         "stdout": stdout,
         "stderr": stderr,
@@ -222,18 +246,25 @@ def inproc(home: str, queries_file: str) -> None:
     print(json.dumps(out))
 
 
-def raw_store_rate(store_path: Path | None, host: str | None, port: int, sample: int = 10**9) -> dict[str, Any]:
+def raw_store_rate(
+    store_path: Path | None, host: str | None, port: int, target: Path | None, target_port: int, sample: int = 10**9
+) -> dict[str, Any]:
     """Copy up to `sample` records of each collection the pipeline wrote into a fresh collection
-    (a new local folder, or the same server) with plain upserts in batches of 5,000: records/s."""
+    with plain upserts in batches of 5,000: records/s. The copy goes to a fresh local folder
+    (`target`) or a second, fresh server (`target_port`), so the pipeline's own store keeps its
+    size and memory figures."""
     code = f"""
-import json, sys, tempfile, time, chromadb
+import json, sys, time, chromadb
 from chromadb.config import Settings
 s = Settings(anonymized_telemetry=False)
 if {host!r}:
     src = chromadb.HttpClient(host={host!r}, port={port}, settings=s)
 else:
     src = chromadb.PersistentClient(path={str(store_path)!r}, settings=s)
-dst = src if {host!r} else chromadb.PersistentClient(path=tempfile.mkdtemp(prefix='raw-chroma-'), settings=s)
+if {host!r}:
+    dst = chromadb.HttpClient(host={host!r}, port={target_port}, settings=s)
+else:
+    dst = chromadb.PersistentClient(path={str(target)!r}, settings=s)
 out = {{}}
 for name in [getattr(c, 'name', c) for c in src.list_collections()]:
     if name.startswith('raw_'):
@@ -274,7 +305,7 @@ def bench(n: int, mode: str, work: Path, keep: bool) -> dict[str, Any]:
     folder.mkdir(parents=True)
     data = work / f"synthetic-{n}.jsonl"
     if not data.exists():
-        print(f"generating {n:,} papers -> {data}", flush=True)
+        print(f"generating {n:,} papers -> {data}", file=sys.stderr, flush=True)
         synth(data, n)
     extra = work / "synthetic-add-1000.jsonl"
     if not extra.exists():
@@ -286,24 +317,33 @@ def bench(n: int, mode: str, work: Path, keep: bool) -> dict[str, Any]:
         env.update(RAG_CHROMA_HOST="127.0.0.1", RAG_CHROMA_PORT=str(server.port))
     row: dict[str, Any] = {"n": n, "mode": mode}
     try:
-        print(f"[{mode} {n:,}] ingest …", flush=True)
+        print(f"[{mode} {n:,}] ingest …", file=sys.stderr, flush=True)
         first = rag("ingest", str(data), "--json", env=env)
         row["ingest_s"], row["ingest_rss_mib"] = first["s"], first["rss_mib"]
         row["ingest_papers_per_s"] = round(n / first["s"], 1)
         row["ingest_ok"] = first["code"] == 0
         row["disk_mib"] = du_mib(folder)
-        print(f"[{mode} {n:,}] raw store rate …", flush=True)
-        raw = raw_store_rate(
-            None if server else folder / "home" / "chroma",
-            "127.0.0.1" if server else None,
-            server.port if server else 0,
-        )
+        print(f"[{mode} {n:,}] raw store rate …", file=sys.stderr, flush=True)
+        raw_server = ChromaServer(folder / "raw-server") if server else None
+        try:
+            raw = raw_store_rate(
+                None if server else folder / "home" / "chroma",
+                "127.0.0.1" if server else None,
+                server.port if server else 0,
+                None if server else folder / "raw-chroma",
+                raw_server.port if raw_server else 0,
+            )
+        finally:
+            if raw_server:
+                raw_server.stop()
+            shutil.rmtree(folder / "raw-server", ignore_errors=True)
+            shutil.rmtree(folder / "raw-chroma", ignore_errors=True)
         row["raw"] = raw
         per_paper = sum(c["records"] / n / c["records_per_s"] for c in raw.values()) if raw else 0
         if per_paper:
             row["raw_papers_per_s"] = round(1 / per_paper, 1)
             row["pipeline_over_raw"] = round(row["ingest_papers_per_s"] / row["raw_papers_per_s"], 2)
-        print(f"[{mode} {n:,}] re-ingest, add 1,000, status, search …", flush=True)
+        print(f"[{mode} {n:,}] re-ingest, add 1,000, status, search …", file=sys.stderr, flush=True)
         again = rag("ingest", str(data), "--json", env=env)
         row["reingest_s"], row["reingest_rss_mib"] = again["s"], again["rss_mib"]
         added = rag("ingest", str(extra), "--json", env=env)
@@ -341,7 +381,6 @@ def bench(n: int, mode: str, work: Path, keep: bool) -> dict[str, Any]:
             second = rag("search", "graph neural network robustness", "--json", env=other)
             row["second_machine_first_search_s"], row["second_machine_rss_mib"] = second["s"], second["rss_mib"]
             row["server_peak_rss_mib"] = server.peak_rss_mib()
-            row["disk_mib"] = du_mib(folder)
     finally:
         if server:
             server.stop()
