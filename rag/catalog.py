@@ -313,8 +313,7 @@ class Catalog:
     def get_many(self, paper_ids: Iterable[str]) -> dict[str, Paper]:
         ids = list(dict.fromkeys(paper_ids))
         out: dict[str, Paper] = {}
-        for start in range(0, len(ids), 900):
-            part = ids[start : start + 900]
+        for part in _chunks_of(list(ids)):
             marks = ",".join("?" * len(part))
             for pid, data in self.db.execute(f"SELECT pid, data FROM papers WHERE pid IN ({marks})", part):
                 out[pid] = Paper.from_dict(json.loads(data))
@@ -323,8 +322,7 @@ class Catalog:
     def by_pno(self, pnos: Sequence[int]) -> dict[int, Paper]:
         out: dict[int, Paper] = {}
         pnos = list(dict.fromkeys(int(p) for p in pnos))
-        for start in range(0, len(pnos), 900):
-            part = pnos[start : start + 900]
+        for part in _chunks_of(list(pnos)):
             marks = ",".join("?" * len(part))
             for pno, data in self.db.execute(f"SELECT pno, data FROM papers WHERE pno IN ({marks})", part):
                 out[pno] = Paper.from_dict(json.loads(data))
@@ -333,8 +331,7 @@ class Catalog:
     def pnos(self, paper_ids: Iterable[str]) -> dict[str, int]:
         ids = list(dict.fromkeys(paper_ids))
         out: dict[str, int] = {}
-        for start in range(0, len(ids), 900):
-            part = ids[start : start + 900]
+        for part in _chunks_of(list(ids)):
             marks = ",".join("?" * len(part))
             out.update(self.db.execute(f"SELECT pid, pno FROM papers WHERE pid IN ({marks})", part).fetchall())
         return out
@@ -342,8 +339,7 @@ class Catalog:
     def pids_of(self, pnos: Sequence[int]) -> dict[int, str]:
         out: dict[int, str] = {}
         pnos = list(dict.fromkeys(int(p) for p in pnos))
-        for start in range(0, len(pnos), 900):
-            part = pnos[start : start + 900]
+        for part in _chunks_of(list(pnos)):
             marks = ",".join("?" * len(part))
             out.update(self.db.execute(f"SELECT pno, pid FROM papers WHERE pno IN ({marks})", part).fetchall())
         return out
@@ -353,8 +349,7 @@ class Catalog:
         are in Chroma."""
         ids = list(dict.fromkeys(paper_ids))
         out: dict[tuple[str, str], int] = {}
-        for start in range(0, len(ids), 900):
-            part = ids[start : start + 900]
+        for part in _chunks_of(list(ids)):
             marks = ",".join("?" * len(part))
             for pid, version, n in self.db.execute(
                 f"SELECT pid, version, n FROM vectors WHERE n > 0 AND pid IN ({marks})", part
@@ -554,8 +549,7 @@ class Catalog:
         spans = [(start, size) for size in range(6, 1, -1) for start in range(len(words) - size + 1)]
         keys = list(dict.fromkeys(" ".join(words[start : start + size]) for start, size in spans))
         shown: dict[str, str] = {}
-        for first in range(0, len(keys), 900):
-            part = keys[first : first + 900]
+        for part in _chunks_of(list(keys)):
             for key, name in self.db.execute(
                 f"SELECT key, min(name) FROM authors WHERE key IN ({','.join('?' * len(part))}) GROUP BY key", part
             ):
@@ -608,8 +602,7 @@ class Catalog:
         keys.discard("")
         found: list[str] = []
         ordered = sorted(keys)
-        for first in range(0, len(ordered), 900):
-            part = ordered[first : first + 900]
+        for part in _chunks_of(list(ordered)):
             found += [
                 r[0]
                 for r in self.db.execute(
@@ -631,8 +624,7 @@ class Catalog:
             candidates += [word] + ([word[:-1]] if word.endswith("s") and len(word) > 3 else [])
         keys = sorted({fold(w) for w in candidates})
         rows: dict[str, list[tuple[str, str]]] = {}
-        for first in range(0, len(keys), 900):
-            part = keys[first : first + 900]
+        for part in _chunks_of(list(keys)):
             for key, name, pid in self.db.execute(
                 f"SELECT n.key, n.name, p.pid FROM names n JOIN papers p ON p.pno = n.pno WHERE n.key IN "
                 f"({','.join('?' * len(part))})",
@@ -648,8 +640,7 @@ class Catalog:
     # -- identity (for ingest) --------------------------------------------------------------
     def copies(self, skeys: Sequence[str]) -> dict[str, CopyRow]:
         out: dict[str, CopyRow] = {}
-        for start in range(0, len(skeys), 900):
-            part = list(skeys[start : start + 900])
+        for part in _chunks_of(list(skeys)):
             marks = ",".join("?" * len(part))
             for skey, pid, digest, live in self.db.execute(
                 f"SELECT skey, pid, digest, data IS NOT NULL FROM copies WHERE skey IN ({marks})", part
@@ -661,8 +652,7 @@ class Catalog:
         """Live copies (copy key, digest, copy) of each paper."""
         out: dict[str, list[tuple[str, str, Paper]]] = {}
         ids = list(dict.fromkeys(paper_ids))
-        for start in range(0, len(ids), 900):
-            part = ids[start : start + 900]
+        for part in _chunks_of(list(ids)):
             marks = ",".join("?" * len(part))
             for skey, pid, digest, data in self.db.execute(
                 f"SELECT skey, pid, digest, data FROM copies WHERE data IS NOT NULL AND pid IN ({marks}) ORDER BY skey",
@@ -674,8 +664,7 @@ class Catalog:
     def states(self, paper_ids: Sequence[str]) -> dict[str, PaperState]:
         out: dict[str, PaperState] = {}
         ids = list(dict.fromkeys(paper_ids))
-        for start in range(0, len(ids), 900):
-            part = ids[start : start + 900]
+        for part in _chunks_of(list(ids)):
             marks = ",".join("?" * len(part))
             for row in self.db.execute(
                 f"SELECT pno, pid, own_id, has_abstract, version, n_chunks, vectors_ok FROM papers "
@@ -756,8 +745,7 @@ class Catalog:
             touched: set[str] = set()
             skeys = [c[1] for c in copies]
             current = {}
-            for start in range(0, len(skeys), 900):
-                part = skeys[start : start + 900]
+            for part in _chunks_of(list(skeys)):
                 marks = ",".join("?" * len(part))
                 current.update(
                     {
@@ -781,8 +769,7 @@ class Catalog:
             vec_rows = []
             vec_pids = sorted({v[1] for v in vectors})
             held: dict[tuple[str, str], Versioned] = {}
-            for start in range(0, len(vec_pids), 900):
-                part = vec_pids[start : start + 900]
+            for part in _chunks_of(list(vec_pids)):
                 marks = ",".join("?" * len(part))
                 for pid, text_version, ts, writer, seq in db.execute(
                     f"SELECT pid, version, ts, writer, seq FROM vectors WHERE pid IN ({marks})", part
@@ -813,8 +800,7 @@ class Catalog:
         changed: set[str] = set()
         new: list[tuple[Paper, str, str, int, int]] = []
         ids = sorted(pids)
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
+        for part in _chunks_of(list(ids), 500):
             marks = ",".join("?" * len(part))
             copies: dict[str, list[Paper]] = {}
             digests: dict[str, list[str]] = {}
@@ -905,8 +891,7 @@ class Catalog:
         )
         ids = [item[0].id for item in new]
         numbers: dict[str, int] = {}
-        for start in range(0, len(ids), 900):
-            part = ids[start : start + 900]
+        for part in _chunks_of(list(ids)):
             numbers.update(db.execute(f"SELECT pid, pno FROM papers WHERE pid IN ({','.join('?' * len(part))})", part))
         facets: Counter[tuple[str, str]] = Counter()
         authors: list[tuple[str, str, int]] = []
