@@ -44,6 +44,7 @@ FLUSH_DOCS = 100_000
 _ARRAYS = ("terms", "indptr", "docs", "tfs", "doclen", "pno", "chunk")
 _STOP = frozenset(STOPWORDS_EN)
 _WORD = re.compile(r"\w\w+")
+STOP = -1  # the term id of every stopword: counted, then dropped
 
 
 class Tokenizer:
@@ -52,8 +53,12 @@ class Tokenizer:
 
     def __init__(self) -> None:
         self._stemmer = Stemmer.Stemmer("english")
-        self._ids: dict[str, int] = {}  # word -> term id
+        self._ids: dict[str, int] = self._stopwords()  # word -> term id (STOP for stopwords)
         self._lock = threading.Lock()
+
+    @staticmethod
+    def _stopwords() -> dict[str, int]:
+        return dict.fromkeys(_STOP, STOP)
 
     def _learn(self, words: list[str]) -> None:
         stems = self._stemmer.stemWords(words)
@@ -63,26 +68,23 @@ class Tokenizer:
         }
         with self._lock:
             if len(self._ids) > 2_000_000:
-                self._ids.clear()
+                self._ids = self._stopwords()
             self._ids.update(ids)
 
     def counts(self, text: str) -> tuple[dict[int, int], int]:
-        """Term id -> frequency in the text, and the text's length in terms."""
-        words = [w for w in _WORD.findall(fold(text)) if w not in _STOP]
-        known = self._ids
-        try:
-            terms = [known[w] for w in words]
-        except KeyError:
-            self._learn(list({w for w in words if w not in known}))
-            with self._lock:  # learnt words stay until the next clear; read them under the lock
-                terms = [self._ids.get(w) or self._learn_one(w) for w in words]
-        return dict(Counter(terms)), len(terms)
-
-    def _learn_one(self, word: str) -> int:
-        stem = self._stemmer.stemWord(word)
-        term = int.from_bytes(hashlib.blake2b(stem.encode(), digest_size=8).digest(), "little") >> 1
-        self._ids[word] = term
-        return term
+        """Term id -> frequency in the text, and the text's length in terms. The words are
+        looked up with `map` over the dict (no Python-level loop per word); stopwords map to
+        STOP and are dropped from the counts afterwards."""
+        words = _WORD.findall(fold(text))
+        while True:
+            known = self._ids
+            try:
+                found = Counter(map(known.__getitem__, words))
+                break
+            except KeyError:
+                self._learn(list({w for w in words if w not in known}))
+        found.pop(STOP, None)
+        return dict(found), found.total()
 
     def __call__(self, text: str) -> list[int]:
         return list(self.counts(text)[0])
