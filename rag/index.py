@@ -30,12 +30,15 @@ from rag.catalog import Catalog, SchemaChanged
 from rag.chunk import Chunker
 from rag.embed import Embedder
 from rag.errors import IndexMissingError, StoreError
-from rag.keyword import FLUSH_DOCS, KeywordIndex, SegmentBuilder
+from rag.keyword import FLUSH_DOCS, KeywordIndex, SegmentBuilder, SegmentWorker
 from rag.store import ChromaStore
 from rag.text import short_hash
 from rag.types import Paper
 
 log = logging.getLogger(__name__)
+# From this many unapplied log segments (about 20,000 papers) a sync builds keyword segments in a
+# second process while it applies the catalogue.
+PARALLEL_KEYWORD_SEGMENTS = 10
 ORPHAN_GRACE_S = 3600.0  # a writer commits its segment seconds after its upsert; an hour is proof enough
 
 
@@ -253,15 +256,51 @@ class Index:
             self.remove_old_caches()
             pending = self.pending_segments()
             started = time.perf_counter()
-            for segment in self.store.read_segments(pending):
-                copies, vectors = segment.versioned()
-                catalog.apply(segment.id, copies, vectors, self.chunker.version_of, hints=segment.hint_map())
+            if len(pending) >= PARALLEL_KEYWORD_SEGMENTS:
+                self._apply_with_keyword_worker(pending)
+            else:
+                for segment in self.store.read_segments(pending):
+                    copies, vectors = segment.versioned()
+                    catalog.apply(segment.id, copies, vectors, self.chunker.version_of, hints=segment.hint_map())
             if pending:
                 log.info("applied %d log segments in %.1f s", len(pending), time.perf_counter() - started)
             self.catch_up_keyword()
         finally:
             self.lock.release()
         return 0
+
+    def _apply_with_keyword_worker(self, pending: list[str]) -> None:
+        """Apply a long log (a second machine's first sync) with the keyword index built beside
+        it: after each segment, the papers it added go to a SegmentWorker process, which
+        tokenises them while this process applies the next segment. Papers changed again by a
+        later segment are left unmarked, so `catch_up_keyword` indexes their final text (and
+        deletes the worker's document of the earlier one). Call with the write lock held."""
+        catalog, keyword = self._derived()
+        worker = SegmentWorker(keyword.folder)
+        sent: set[int] = set()
+        stale: set[int] = set()
+        last = catalog.max_pno()
+        try:
+            for segment in self.store.read_segments(pending):
+                copies, vectors = segment.versioned()
+                changed = catalog.apply(segment.id, copies, vectors, self.chunker.version_of, hints=segment.hint_map())
+                stale |= sent.intersection(catalog.pnos(sorted(changed)).values())
+                docs: list[tuple[int, int, str]] = []
+                while batch := catalog.unindexed(after=last, limit=5000):
+                    for pno, paper, n_chunks in batch:
+                        docs += [
+                            (pno, n, keyword_text(paper, t)) for n, t in enumerate(self.chunker.texts(paper, n_chunks))
+                        ]
+                        sent.add(pno)
+                    last = batch[-1][0]
+                if docs:
+                    worker.add(docs)
+            written = worker.finish()
+        finally:
+            worker.close()
+        gone = catalog.gone()
+        keyword.update(np.asarray(sorted(sent) + gone, dtype=np.int64), [], written)
+        catalog.mark_indexed(sorted(sent - stale), gone)
 
     def catch_up_keyword(self) -> int:
         """Index what the catalogue marks as not yet keyword-indexed and drop removed papers, in

@@ -26,7 +26,9 @@ import re
 import shutil
 import threading
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Literal
 
@@ -308,9 +310,10 @@ class KeywordIndex:
         existing = [int(p.name[1:]) for p in self.folder.glob("s*") if p.name[1:].isdigit()]
         return f"s{max(existing, default=0) + 1:06d}"
 
-    def update(self, removed_pnos: np.ndarray, builders: list[SegmentBuilder]) -> None:
-        """Mark the documents of `removed_pnos` deleted, add the built segments, merge if there
-        are too many, and publish it all in one manifest write."""
+    def update(self, removed_pnos: np.ndarray, builders: list[SegmentBuilder], written: Sequence[str] = ()) -> None:
+        """Mark the documents of `removed_pnos` deleted, add the built segments (and segments
+        already `written` into the folder, by a SegmentWorker), merge if there are too many, and
+        publish it all in one manifest write."""
         self.folder.mkdir(parents=True, exist_ok=True)
         self.reload()
         deleted_files = self._deleted_files()
@@ -329,6 +332,7 @@ class KeywordIndex:
                 folder = self.folder / self._new_name()
                 builder.write(folder)
                 segments.append(Segment(folder))
+        segments += [Segment(self.folder / name) for name in written]
         segments = self._merge_policy(segments)
         self._save(
             segments, {s.name: deleted_files[s.name] for s in segments if s.name in deleted_files and s.deleted.any()}
@@ -407,3 +411,60 @@ class KeywordIndex:
             found += [KeywordMatch(int(pno[d]), int(chunk[d]), float(scores[d])) for d in candidates]
         found.sort(key=lambda m: -m.score)
         return found[:n]
+
+
+def _build_segments(conn: Connection, folder: str, prefix: str) -> None:
+    """The SegmentWorker's process: tokenise the documents it is sent into segments of up to
+    FLUSH_DOCS documents, written into `folder`; answer with their names at the end."""
+    builder = SegmentBuilder()
+    names: list[str] = []
+    while True:
+        docs = conn.recv()
+        if docs is not None:
+            for pno, chunk, text in docs:
+                builder.add(pno, chunk, text)
+        if len(builder) and (docs is None or len(builder) >= FLUSH_DOCS):
+            names.append(f"{prefix}{len(names):04d}")
+            builder.write(Path(folder) / names[-1])
+            builder = SegmentBuilder()
+        if docs is None:
+            conn.send(names)
+            return
+
+
+class SegmentWorker:
+    """Builds keyword segments in a second process while this one does other work (a machine
+    applying a long log: the catalogue here, tokenising there, on the other core). The segments
+    it writes are invisible until `KeywordIndex.update(..., written=names)` publishes them."""
+
+    def __init__(self, folder: Path) -> None:
+        import multiprocessing
+        import time
+
+        folder.mkdir(parents=True, exist_ok=True)
+        context = multiprocessing.get_context("spawn")
+        self._conn, child = context.Pipe()
+        prefix = f"w{os.getpid()}-{time.time_ns() % 10**9}-"
+        self._proc = context.Process(target=_build_segments, args=(child, str(folder), prefix), daemon=True)
+        self._proc.start()
+        child.close()
+
+    def add(self, docs: list[tuple[int, int, str]]) -> None:
+        """Documents (paper number, chunk number, text) to index; blocks while the worker is
+        behind (the pipe is the back-pressure)."""
+        self._conn.send(docs)
+
+    def finish(self) -> list[str]:
+        """The names of the segments written, once all documents are in them."""
+        self._conn.send(None)
+        try:
+            names: list[str] = self._conn.recv()
+        except EOFError as err:
+            raise ValueError(f"the keyword worker ended unexpectedly (exit code {self._proc.exitcode})") from err
+        self._proc.join(timeout=60)
+        return names
+
+    def close(self) -> None:
+        if self._proc.is_alive():
+            self._proc.kill()
+        self._conn.close()

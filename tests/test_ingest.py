@@ -453,3 +453,28 @@ def test_embedding_workers_give_the_same_index(tmp_path: Path) -> None:
     assert ids == sorted(two.index.store.chunk_ids())
     a, b = one.index.store.vectors(ids), two.index.store.vectors(ids)
     assert all(np.allclose(a[i], b[i]) for i in ids)
+
+
+def test_a_long_log_is_applied_with_the_keyword_index_built_beside_it(tmp_path: Path) -> None:
+    """A machine that applies many log segments at once (here: its cache is gone) builds the
+    keyword index in a second process; papers edited by a later segment are found by their
+    final text only, and the keyword index holds one document per chunk."""
+    home = tmp_path / "home"
+    records = _papers(400)
+    path = _jsonl(tmp_path / "list.jsonl", records)
+    hash_app(home, ingest_batch=30).ingest([path], progress=False)  # 14 segments
+    for i in (3, 250):
+        records[i]["abstract"] = f"Rewritten abstract {i} about zyxwvut topology."
+    _jsonl(path, records)
+    hash_app(home, ingest_batch=30).ingest([path], progress=False)
+    first = hash_app(home)
+    import shutil
+
+    shutil.rmtree(first.index.cache_root)
+    fresh = hash_app(home)
+    assert len(fresh.index.pending_segments()) >= 15
+    assert consistent(fresh) == (400, 400)
+    assert len(fresh.index.keyword.reload()) == 400
+    hits = fresh.search("zyxwvut topology", k=5, mode="keyword").hits
+    assert {h.paper.id for h in hits} == {"P3", "P250"}
+    assert not [h for h in fresh.search("Abstract 3 on graphs", k=50, mode="keyword").hits if h.paper.id == "P3"]
