@@ -97,8 +97,8 @@ def test_batch_files_with_bad_lines_exit_non_zero_after_the_others(sample_home: 
 def test_a_damaged_cache_is_rebuilt_from_chroma(tmp_path: Path) -> None:
     home = tmp_path / "home"
     app = hash_app(home)
-    app.ingest_sample(progress=False)  # type: ignore[attr-defined]
-    folder = app.index.folder  # type: ignore[attr-defined]
+    app.ingest_sample(progress=False)
+    folder = app.index.folder
     (folder / "catalog.sqlite").write_bytes(b"this is not a database" * 100)
     for extra in folder.glob("catalog.sqlite-*"):
         extra.unlink()
