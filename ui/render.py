@@ -9,9 +9,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from rag.catalog import Filters
+from rag.catalog_answers import describe
 from rag.cite import bibtex_entry
 from rag.text import format_authors, normalise, plain, split_sentences
-from rag.types import Answer, Citation, Hit, Paper
+from rag.types import Answer, Citation, Paper
 from ui.safe import escape, inline_html, markdown_html, one_block, safe_url
 
 NO_SOURCES = one_block(
@@ -49,21 +50,12 @@ PALETTE = [
 
 
 def filters_line(filters: Filters, total: int | None = None) -> str:
-    """What an answer searched: the filters it used, in words."""
-    parts = []
-    if filters.venue:
-        parts.append(f"venue {filters.venue}")
-    if filters.year:
-        parts.append(f"year {filters.year}")
-    if filters.decision:
-        parts.append(f"decision {filters.decision}")
-    if filters.track:
-        parts.append(f"track contains “{filters.track}”")
-    if filters.author:
-        parts.append(f"author contains “{filters.author}”")
-    if not parts:
-        return "all papers" if total is None else f"all {total:,} papers"
-    return " · ".join(parts)
+    """What an answer or a lookup searched, in the words the catalogue's answers use
+    (rag.catalog_answers.describe: one wording of the filters for every reader)."""
+    scope = describe(filters)
+    if scope:
+        return f"papers {scope}"
+    return "all papers" if total is None else f"all {total:,} papers"
 
 
 def meta_line(paper: Paper) -> str:
@@ -130,15 +122,8 @@ def streaming_html(text: str) -> str:
 
 
 def _related(answer: Answer) -> str:
-    """Fields the core may add to Answer later (`related` papers), shown if present."""
-    related = getattr(answer, "related", None)
-    if not related:
-        return ""
-    items = []
-    for item in list(related)[:5]:
-        paper = item.paper if isinstance(item, Hit) else item
-        if isinstance(paper, Paper):
-            items.append(f"<li>{inline_html(paper.display_title)}{link_html(paper, 'link')}</li>")
+    """The relevant papers the answer did not cite ("Also relevant")."""
+    items = [f"<li>{inline_html(p.display_title)}{link_html(p, 'link')}</li>" for p in answer.related[:5]]
     return f"<div class='related'>Related papers:<ul>{''.join(items)}</ul></div>" if items else ""
 
 
@@ -155,11 +140,10 @@ def answer_html(answer: Answer, turn: int, filters: Filters = Filters(), total: 
             "<div class='removed'>Removed citations to sources that were not retrieved: "
             f"{escape(', '.join(map(str, answer.removed_citations)))}</div>"
         )
-    kind = getattr(answer, "kind", "")
     seconds = sum(answer.timings_ms.values()) / 1000 if answer.timings_ms else 0
     meta = [f"searched {escape(filters_line(filters, total))}", escape(answer.mode)]
-    if isinstance(kind, str) and kind:
-        meta.append(escape(kind))
+    if answer.kind:
+        meta.append(escape(answer.kind))
     if seconds:
         meta.append(f"{seconds:.1f} s")
     return (
@@ -248,7 +232,7 @@ def lookup_html(papers: Sequence[Paper], query: str, filters: Filters) -> str:
     head = "".join(f"<th>{h}</th>" for h in LOOKUP_HEAD)
     count = f"{len(papers)} paper{'s' if len(papers) != 1 else ''}, best match first"
     if filters.active():
-        count += f" · filters: {escape(filters_line(filters))}"
+        count += f" · {escape(filters_line(filters))}"
     return (
         f"<div class='lookup-count'>{count}</div><table class='lookup'><colgroup><col class='c-n'><col class='c-title'>"
         f"<col class='c-authors'><col class='c-venue'><col class='c-year'><col class='c-track'><col class='c-decision'>"

@@ -72,7 +72,7 @@ def read_pagetext(text: str, source: str) -> Iterator[Paper | InputError]:
     if not paragraphs:
         return
     venue, year = "", None
-    header_line, header = paragraphs[0]
+    _, header = paragraphs[0]
     body = paragraphs
     if len(header) < 120 and not header.endswith("."):
         body = paragraphs[1:]
