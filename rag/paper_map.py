@@ -243,13 +243,18 @@ def _terms(text: str) -> set[str]:
 def cluster_names(texts: Sequence[str], labels: np.ndarray, k: int, words: int = 3) -> list[str]:
     """Each cluster's most distinctive terms over titles and abstracts: share of the cluster's
     papers that use the term times the log of how much likelier they are to use it than the whole
-    collection; a word pair wins over its own words ("sparse autoencoders", not "sparse")."""
+    collection; a word pair wins over its own words ("sparse autoencoders", not "sparse").
+
+    Two rules keep the names apart on the map: within a name no word appears twice (not "neural
+    networks, networks gnns"), and a word that ranks among the top terms of several clusters names
+    only the one it is most distinctive of (not "regret, reinforcement, policy" beside
+    "reinforcement, policy, agents")."""
     docs = [_terms(t) for t in texts]
     overall: Counter[str] = Counter()
     for terms in docs:
         overall.update(terms)
     n = len(docs)
-    names = []
+    ranked: list[list[tuple[float, str]]] = []
     for j in range(k):
         members = [docs[i] for i in np.flatnonzero(labels == j)]
         counts: Counter[str] = Counter()
@@ -257,16 +262,29 @@ def cluster_names(texts: Sequence[str], labels: np.ndarray, k: int, words: int =
             counts.update(terms)
         floor = max(2, len(members) * 0.04)
         size = max(len(members), 1)
-        scored = sorted(  # share in the cluster × log(lift over the collection): frequent here, rare elsewhere
-            ((c / size) * math.log((c / size) / (overall[t] / n)) * (1.3 if " " in t else 1.0), t)
-            for t, c in counts.items()
-            if c >= floor and overall[t] < n * 0.5
-        )[::-1]
+        ranked.append(
+            sorted(  # share in the cluster × log(lift over the collection): frequent here, rare elsewhere
+                ((c / size) * math.log((c / size) / (overall[t] / n)) * (1.3 if " " in t else 1.0), t)
+                for t, c in counts.items()
+                if c >= floor and overall[t] < n * 0.5
+            )[::-1]
+        )
+    owner: dict[str, tuple[float, int]] = {}  # word -> (best score of a top term holding it, cluster)
+    for j, scored in enumerate(ranked):
+        for score, term in scored[: words * 4]:
+            for word in term.split():
+                if word not in owner or score > owner[word][0]:
+                    owner[word] = (score, j)
+    names = []
+    for j, scored in enumerate(ranked):
         chosen: list[str] = []
+        used: set[str] = set()
         for _, term in scored:
-            if any(term in other or other in term for other in chosen):
+            parts = set(term.split())
+            if parts & used or any(owner.get(w, (0.0, j))[1] != j for w in parts):
                 continue
             chosen.append(term)
+            used |= parts
             if len(chosen) == words:
                 break
         names.append(", ".join(chosen) or f"group {j + 1}")

@@ -373,3 +373,35 @@ def test_two_tabs_answer_at_the_same_time(sample_app: App) -> None:
         thread.join(timeout=120)
     assert "55.25" in results["a"][1] and "36%" in results["b"][1]
     assert results["a"][2] is not results["b"][2]
+
+
+def test_cluster_names_share_no_word_within_or_across_clusters() -> None:
+    rng = np.random.default_rng(2)
+    centres = rng.normal(size=(3, 32)) * 4
+    vectors = np.vstack([c + rng.normal(size=(40, 32)) for c in centres])
+    topics = [
+        "graph neural networks gnns message passing over molecules",  # "networks" in two word pairs
+        "reinforcement learning policy agents exploration rewards",
+        "regret bounds bandits reinforcement policy online",  # shares "reinforcement", "policy" with the above
+    ]
+    texts = [f"{topics[i // 40]} item{i}" for i in range(120)]
+    names = compute_map([str(i) for i in range(120)], vectors, texts, k=3).names
+    words = [[w for term in name.split(", ") for w in term.split()] for name in names]
+    assert all(len(ws) == len(set(ws)) for ws in words), names  # not "neural networks, networks gnns"
+    for a in range(3):
+        for b in range(a + 1, 3):
+            assert not set(words[a]) & set(words[b]), names  # not "reinforcement, policy" twice
+    assert not any(name.startswith("group") for name in names)
+
+
+def test_neighbouring_clusters_get_colours_far_apart() -> None:
+    from ui.render import PALETTE, _lab, cluster_colours
+
+    grid = np.array([(x, y) for y in range(4) for x in range(4)], dtype=float)  # 16 clusters, 4 x 4
+    colours = cluster_colours(grid)
+    assert len(set(colours)) == 16 and set(colours) == set(PALETTE)
+    lab = dict(zip(PALETTE, _lab(PALETTE)))
+    for i in range(16):
+        for j in range(i + 1, 16):
+            if abs(grid[i] - grid[j]).sum() == 1:  # side by side on the map
+                assert np.linalg.norm(lab[colours[i]] - lab[colours[j]]) >= 40, (colours[i], colours[j])
