@@ -248,23 +248,20 @@ def test_remove_of_an_unknown_source_says_so_and_reset_keeps_stdout_for_json(tmp
     assert out.returncode == 1 and out.stdout == ""
     assert "not a source of the index" in out.stderr and f"near matches: {papers}" in out.stderr
     assert json.loads(run_rag("status", "--json", env=env).stdout)["papers"] == 2
-    refused = subprocess.run(
-        [sys.executable, "-m", "rag.cli", "reset", "--json"],
-        input="n\n",
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, **env},
-        timeout=120,
-    )
+    refused = _reset_answering("n", env)
     assert refused.returncode != 0 and refused.stdout == "" and "Delete every paper" in refused.stderr
-    done = subprocess.run(
+    done = _reset_answering("y", env)
+    assert done.returncode == 0 and json.loads(done.stdout)["reset"] is True
+
+
+def _reset_answering(answer: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`rag reset --json` with `answer` typed at its confirmation prompt."""
+    return subprocess.run(
         [sys.executable, "-m", "rag.cli", "reset", "--json"],
-        input="y\n",
+        input=answer + "\n",
         capture_output=True,
         text=True,
         cwd=ROOT,
         env={**os.environ, **env},
         timeout=120,
     )
-    assert done.returncode == 0 and json.loads(done.stdout)["reset"] is True
