@@ -290,10 +290,10 @@ def cluster_names(texts: Sequence[str], labels: np.ndarray, k: int, words: int =
                 break
         return chosen
 
-    picked = [
-        pick(scored, lambda stems, j=j: all(owner.get(w, (0.0, j))[1] == j for w in stems))
-        for j, scored in enumerate(ranked)
-    ]
+    def owned_by(j: int) -> Callable[[set[str]], bool]:
+        return lambda stems: all(owner.get(w, (0.0, j))[1] == j for w in stems)
+
+    picked = [pick(scored, owned_by(j)) for j, scored in enumerate(ranked)]
     for j, scored in enumerate(ranked):
         if not picked[j]:  # every top word is another cluster's: any word no other name uses
             taken = {w for i, terms in enumerate(picked) if i != j for t in terms for w in _stems(t)}
