@@ -99,7 +99,7 @@ class App:
 
     @cached_property
     def retriever(self) -> Retriever:
-        return Retriever(self.index, self.settings.candidates, self.settings.rrf_k, Mode(self.settings.mode))
+        return Retriever(self.index, self.settings.candidates, self.settings.rrf_k, self.settings.mode)
 
     @cached_property
     def chat_model(self) -> ChatModel | None:

@@ -25,12 +25,6 @@ class Usage:
     deadline: float | None = None
     started: float | None = None
 
-    def add(self, other: Usage) -> None:
-        self.prompt_tokens += other.prompt_tokens
-        self.completion_tokens += other.completion_tokens
-        self.calls += other.calls
-        self.retries += other.retries
-
     def public(self) -> dict[str, int]:
         return {
             "prompt_tokens": self.prompt_tokens,

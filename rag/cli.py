@@ -3,6 +3,8 @@ its exit code; anything printed as a result has a --json form."""
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import functools
 import json
 import logging
@@ -13,7 +15,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-from pydantic import ValidationError
 
 from rag import __version__
 from rag.app import App
@@ -21,34 +22,18 @@ from rag.catalog import Filters
 from rag.cite import bibtex_entry
 from rag.errors import InputError, QuestionError, RagError
 from rag.ingest import IngestReport
-from rag.readers import ReadOptions
+from rag.readers import FORMATS_HELP, ReadOptions
 from rag.retrieve import Mode
 from rag.settings import Settings
-from rag.text import for_terminal, format_authors, join_sentences
-from rag.types import Answer
+from rag.text import for_terminal, format_authors, join_sentences, printable
+from rag.types import Answer, Paper
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _settings() -> Settings:
-    """Settings from the environment; a bad value is one line naming the variable (exit 2)."""
-    try:
-        return Settings()
-    except ValidationError as err:
-        problems = []
-        for item in err.errors():
-            name = "RAG_" + "_".join(str(p) for p in item["loc"]).upper()
-            allowed = item.get("ctx", {}).get("expected", "")
-            problems.append(
-                f"{name}={item.get('input')!r}: {item['msg']}"
-                + (f" (allowed: {allowed})" if allowed and allowed not in item["msg"] else "")
-            )
-        click.echo("error: bad setting: " + "; ".join(problems), err=True)
-        sys.exit(2)
-
-
 def _app() -> App:
-    return App(_settings())
+    """The app from the environment; a bad or unknown setting is a SettingsError (one line, exit 2)."""
+    return App(Settings())
 
 
 def handle_errors(func: F) -> F:
@@ -57,7 +42,7 @@ def handle_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except RagError as err:
-            click.echo(f"error: {for_terminal(str(err))}", err=True)
+            click.echo(f"error: {printable(str(err))}", err=True)
             sys.exit(err.exit_code)
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
@@ -125,8 +110,21 @@ def _batch(path: Path, field: str, errors: BatchErrors) -> Iterator[tuple[int, A
             errors.report(str(InputError(str(path), f"bad {field} record ({err})", line_no)))
 
 
+def _inert(value: Any) -> Any:
+    """JSON data with terminal control sequences removed from every string. json.dumps escapes
+    C0 controls such as ESC, but with ensure_ascii=False it writes C1 ones (U+009B CSI, U+009D
+    OSC) raw, and a terminal showing the JSON obeys them."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {_inert(k): _inert(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_inert(v) for v in value]
+    return value
+
+
 def _dump(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=None))
+    click.echo(json.dumps(_inert(data), ensure_ascii=False, indent=None))
 
 
 def _shard(value: str | None) -> tuple[int, int] | None:
@@ -150,11 +148,19 @@ def cli(verbose: bool) -> None:
 
 def _print_ingest(report: IngestReport) -> None:
     for err in report.skipped:
-        click.echo(f"skipped {for_terminal(str(err))}", err=True)
+        click.echo(f"skipped {printable(str(err))}", err=True)
     for note in report.notes:
-        click.echo(f"note: {for_terminal(str(note))}", err=True)
+        click.echo(f"note: {printable(str(note))}", err=True)
     for merge in report.merges:
-        click.echo(f"merged {for_terminal(str(merge))}", err=True)
+        click.echo(f"merged {printable(str(merge))}", err=True)
+    if report.ignored:
+        shown = ", ".join(printable(Path(f).name) for f in report.ignored[:5])
+        more = f" and {len(report.ignored) - 5:,} more" if len(report.ignored) > 5 else ""
+        click.echo(
+            f"ignored {len(report.ignored):,} file(s) that are not paper lists ({shown}{more}); the formats read: "
+            f"{FORMATS_HELP}",
+            err=True,
+        )
     parts = [f"added {len(report.added)}", f"updated {len(report.updated)}", f"unchanged {report.unchanged}"]
     if report.removed:
         parts.append(f"removed {len(report.removed)}")
@@ -229,6 +235,8 @@ def remove(paper_ids: tuple[str, ...], source: Path | None, as_json: bool) -> No
         unknown = [p for p in paper_ids if p not in known]
         if unknown:
             raise InputError("paper ids", f"not in the catalogue: {', '.join(unknown)} (see `rag papers`)")
+    if source is not None:
+        _require_source(app, source)
     report = app.remove(list(paper_ids) or None, source)
     if as_json:
         _dump({"removed": report.removed, "updated": report.updated, "chunks_deleted": report.chunks_deleted})
@@ -239,6 +247,28 @@ def remove(paper_ids: tuple[str, ...], source: Path | None, as_json: bool) -> No
         )
 
 
+def _require_source(app: App, source: Path) -> None:
+    """A --source the index holds nothing from is an error naming the files it does hold that
+    look most like it (a typo or a moved file would otherwise print "removed 0 papers")."""
+    catalog = app.index.load().catalog
+    wanted = str(source.resolve())
+    if catalog.source_pids(wanted):
+        return
+    held = sorted({paper.source for _, paper in catalog.iter_papers() if paper.source})
+    by_stem: dict[str, list[str]] = {}
+    for path in held:
+        by_stem.setdefault(Path(path).stem, []).append(path)
+    close = difflib.get_close_matches(source.stem, list(by_stem), n=3, cutoff=0.6)
+    near = [path for stem in close for path in by_stem[stem]]
+    if near:
+        hint = "near matches: " + ", ".join(near[:5])
+    elif held:
+        hint = f"it holds papers from {len(held):,} files, e.g. {', '.join(held[:3])}"
+    else:
+        hint = "it holds no papers from any file"
+    raise InputError(wanted, f"not a source of the index ({hint}); nothing removed")
+
+
 @cli.command()
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
@@ -247,7 +277,8 @@ def reset(yes: bool, as_json: bool) -> None:
     """Delete the whole index (its Chroma collections and this machine's cache)."""
     app = _app()
     where = app.store.location
-    if not yes and not click.confirm(f"Delete every paper of the index {app.store.fingerprint} at {where}?"):
+    question = f"Delete every paper of the index {app.store.fingerprint} at {where}?"
+    if not yes and not click.confirm(question, err=True):  # on stderr: stdout is for the result (--json)
         raise click.Abort()
     app.reset()
     if as_json:
@@ -291,14 +322,19 @@ def _print_hits(hits: list[dict[str, Any]]) -> None:
             click.echo(f"   {for_terminal(meta)}")
         text = for_terminal(hit["abstract"])
         body = (text[:160] + "…") if len(text) > 160 else text
-        click.echo(f"   {for_terminal(hit['paper_id'])}  {body or '(no abstract in the collection)'}")
+        click.echo(f"   {printable(hit['paper_id'])}  {body or '(no abstract in the collection)'}")
 
 
 @cli.command()
 @click.argument("query", required=False)
 @click.option("--k", type=click.IntRange(1, 100), help="Number of papers.")
 @filter_options
-@click.option("--mode", type=click.Choice([m.value for m in Mode]), help="Retriever (default hybrid).")
+@click.option(
+    "--mode",
+    type=click.Choice([m.value for m in Mode]),
+    callback=lambda _ctx, _param, value: Mode(value) if value else None,
+    help="Retriever (default: RAG_MODE, hybrid).",
+)
 @click.option(
     "--queries",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -307,7 +343,7 @@ def _print_hits(hits: list[dict[str, Any]]) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print hits as JSON.")
 @handle_errors
 def search(
-    query: str | None, k: int | None, filters: Filters, mode: str | None, queries: Path | None, as_json: bool
+    query: str | None, k: int | None, filters: Filters, mode: Mode | None, queries: Path | None, as_json: bool
 ) -> None:
     """Find the papers that best match QUERY (dense + BM25 + names, fused)."""
     app = _app()
@@ -357,7 +393,7 @@ def status(as_json: bool) -> None:
         _dump(info)
     else:
         for key, value in info.items():
-            click.echo(f"{key:>24}: {value}")
+            click.echo(f"{key:>24}: {printable(str(value))}")
 
 
 def _print_answer(answer: Answer, streamed: bool) -> None:
@@ -400,8 +436,24 @@ def _print_answer(answer: Answer, streamed: bool) -> None:
     )
 
 
+def _bibtex(paper: Paper) -> str:
+    """BibTeX as written (its LaTeX kept), built from the paper with terminal control sequences
+    removed from every field first, so none reaches the output or the key: a title
+    "\\x1b[31mZorblax" gives the key `…zorblax`, not `…mzorblax`."""
+    inert = dataclasses.replace(
+        paper,
+        id=printable(paper.id),
+        title=printable(paper.title),
+        label=printable(paper.label),
+        authors=[printable(a) for a in paper.authors],
+        venue=printable(paper.venue),
+        url=printable(paper.url),
+    )
+    return printable(bibtex_entry(inert))
+
+
 def _bibtex_for(answer: Answer) -> str:
-    return "\n\n".join(bibtex_entry(c.paper) for c in answer.citations)
+    return "\n\n".join(_bibtex(c.paper) for c in answer.citations)
 
 
 @cli.command()
@@ -447,7 +499,7 @@ def ask(
         return
     _print_answer(answer, streamed=stream)
     if with_bibtex and answer.citations:
-        click.echo("\n" + for_terminal(_bibtex_for(answer)))
+        click.echo("\n" + _bibtex_for(answer))
 
 
 @cli.command()
@@ -487,7 +539,7 @@ def bibtex(paper_ids: tuple[str, ...]) -> None:
     unknown = [pid for pid in paper_ids if pid not in found]
     if unknown:
         raise InputError("paper ids", f"not in the catalogue: {', '.join(unknown)} (see `rag papers`)")
-    click.echo(for_terminal("\n\n".join(bibtex_entry(found[pid]) for pid in paper_ids)))
+    click.echo("\n\n".join(_bibtex(found[pid]) for pid in paper_ids))
 
 
 @cli.command(name="eval")
@@ -522,13 +574,15 @@ def evaluate(
     from eval.dataset import load_items
 
     app = _app()
+    configs = [runner.parse_config(s) for s in config_specs] or [runner.Config("current")]
+    for config in configs:  # a misspelled key fails here, naming the valid keys, not after other runs
+        config.settings(app.settings)
     catalog = app.index.load().catalog
     items, errors = load_items(dataset, catalog)
     for err in errors:
         click.echo(f"skipped {err}", err=True)
     if not items:
         raise InputError(str(dataset), "no valid items")
-    configs = [runner.parse_config(s) for s in config_specs] or [runner.Config("current")]
     with tqdm(
         total=len(items) * len(configs) * repeat,
         unit="item",

@@ -1,8 +1,9 @@
 """Every error a user can cause or fix, under one base class.
 
     RagError                    base: a one-line message a user can act on
+    ├── SettingsError           an unknown RAG_ variable or setting key, or a bad value
     ├── InputError              a file or record that cannot be read (names file and line)
-    │   └── NothingReadError    no record at all could be read from the given paths
+    ├── NothingReadError        no record at all could be read from the given paths
     ├── IndexMissingError       search or ask before any ingest
     ├── ModelMissingError       the local embedding model file is absent or corrupt
     ├── StoreError              Chroma unreachable or refusing
@@ -31,6 +32,12 @@ class InputError(RagError):
         self.reason = reason
         where = f"{source}:{line}" if line is not None else source
         super().__init__(f"{where}: {reason}")
+
+
+class SettingsError(RagError):
+    """Names the variable or key, the nearest valid name, and the valid names or values."""
+
+    exit_code = 2
 
 
 class NothingReadError(RagError):

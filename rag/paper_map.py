@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -243,13 +243,19 @@ def _terms(text: str) -> set[str]:
 def cluster_names(texts: Sequence[str], labels: np.ndarray, k: int, words: int = 3) -> list[str]:
     """Each cluster's most distinctive terms over titles and abstracts: share of the cluster's
     papers that use the term times the log of how much likelier they are to use it than the whole
-    collection; a word pair wins over its own words ("sparse autoencoders", not "sparse")."""
+    collection; a word pair wins over its own words ("sparse autoencoders", not "sparse").
+
+    Two rules keep the names apart on the map: within a name no word appears twice, plurals
+    included (not "neural networks, networks gnns", nor "llms, llm"), and a word that ranks among
+    the top terms of several clusters names only the one it is most distinctive of (not "regret,
+    reinforcement, policy" beside "reinforcement, policy, agents"), unless a cluster has no term
+    left without such words."""
     docs = [_terms(t) for t in texts]
     overall: Counter[str] = Counter()
     for terms in docs:
         overall.update(terms)
     n = len(docs)
-    names = []
+    ranked: list[list[tuple[float, str]]] = []
     for j in range(k):
         members = [docs[i] for i in np.flatnonzero(labels == j)]
         counts: Counter[str] = Counter()
@@ -257,20 +263,50 @@ def cluster_names(texts: Sequence[str], labels: np.ndarray, k: int, words: int =
             counts.update(terms)
         floor = max(2, len(members) * 0.04)
         size = max(len(members), 1)
-        scored = sorted(  # share in the cluster × log(lift over the collection): frequent here, rare elsewhere
-            ((c / size) * math.log((c / size) / (overall[t] / n)) * (1.3 if " " in t else 1.0), t)
-            for t, c in counts.items()
-            if c >= floor and overall[t] < n * 0.5
-        )[::-1]
+        ranked.append(
+            sorted(  # share in the cluster × log(lift over the collection): frequent here, rare elsewhere
+                ((c / size) * math.log((c / size) / (overall[t] / n)) * (1.3 if " " in t else 1.0), t)
+                for t, c in counts.items()
+                if c >= floor and overall[t] < n * 0.5
+            )[::-1]
+        )
+    owner: dict[str, tuple[float, int]] = {}  # word stem -> (best score of a top term holding it, cluster)
+    for j, scored in enumerate(ranked):
+        for score, term in scored[: words * 4]:
+            for stem in _stems(term):
+                if stem not in owner or score > owner[stem][0]:
+                    owner[stem] = (score, j)
+
+    def pick(scored: list[tuple[float, str]], allowed: Callable[[set[str]], bool]) -> list[str]:
         chosen: list[str] = []
+        used: set[str] = set()
         for _, term in scored:
-            if any(term in other or other in term for other in chosen):
+            stems = _stems(term)
+            if stems & used or not allowed(stems):
                 continue
             chosen.append(term)
+            used |= stems
             if len(chosen) == words:
                 break
-        names.append(", ".join(chosen) or f"group {j + 1}")
-    return names
+        return chosen
+
+    def owned_by(j: int) -> Callable[[set[str]], bool]:
+        return lambda stems: all(owner.get(w, (0.0, j))[1] == j for w in stems)
+
+    picked = [pick(scored, owned_by(j)) for j, scored in enumerate(ranked)]
+    for j, scored in enumerate(ranked):
+        if not picked[j]:  # every top word is another cluster's: any word no other name uses
+            taken = {w for i, terms in enumerate(picked) if i != j for t in terms for w in _stems(t)}
+            picked[j] = pick(scored, lambda stems: not stems & taken)
+    return [", ".join(terms) or f"group {j + 1}" for j, terms in enumerate(picked)]
+
+
+def _stems(term: str) -> set[str]:
+    """The words of a term without a plural ending, so "algorithm, algorithms" or "llm, llms" count
+    as one word twice."""
+    return {
+        w[:-3] + "y" if w.endswith("ies") else w[:-1] if w.endswith("s") and len(w) > 3 else w for w in term.split()
+    }
 
 
 def compute_map(

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 from rag.catalog import Filters
 from rag.cite import bibtex_entry
 from rag.errors import RagError
+from rag.retrieve import Mode
 
 if TYPE_CHECKING:
     from rag.app import App
     from rag.types import Paper
 
-MODES = ("hybrid", "dense", "keyword")
 MAX_K = 50
 MAX_LIMIT = 200
 MAX_IDS = 100
@@ -101,7 +101,7 @@ SEARCH = ToolSpec(
         *FILTER_PARAMS,
         Param(
             "mode",
-            {"type": "string", "enum": list(MODES)},
+            {"type": "string", "enum": [m.value for m in Mode]},
             "Retriever: hybrid (default), dense (embeddings only) or keyword (BM25 only).",
         ),
     ),
@@ -192,6 +192,16 @@ def _query(name: str, value: Any) -> str:
     return text
 
 
+def _mode(value: Any) -> Mode | None:
+    text = _text(value)
+    if text is None:
+        return None
+    try:
+        return Mode(text)
+    except ValueError:
+        raise ToolInputError(f"mode must be one of {', '.join(m.value for m in Mode)}, got {text!r}") from None
+
+
 def filters_from(
     venue: Any = None, year: Any = None, track: Any = None, decision: Any = None, author: Any = None
 ) -> Filters:
@@ -239,17 +249,15 @@ class PaperTools:
         text = _query("query", query)
         top = _int("k", k, 1, MAX_K)
         filters = filters_from(venue, year, track, decision, author)
-        chosen = _text(mode)
-        if chosen is not None and chosen not in MODES:
-            raise ToolInputError(f"mode must be one of {', '.join(MODES)}, got {chosen!r}")
-        result = self.app.search(text, top, filters, chosen)  # type: ignore[arg-type]
+        chosen = _mode(mode)
+        result = self.app.search(text, top, filters, chosen)
         papers = [
             {"rank": rank, **hit.public(), "has_abstract": bool(hit.paper.abstract.strip())}
             for rank, hit in enumerate(result.hits, start=1)
         ]
         return {
             "query": text,
-            "mode": chosen or "default",
+            "mode": chosen.value if chosen else "default",
             "filters": filters.public(),
             "count": len(papers),
             "papers": papers,

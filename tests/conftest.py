@@ -10,13 +10,21 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from rag.app import App
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 SAMPLE = ROOT / "data" / "sample"
 SHARED_DATA = ROOT.parent / "shared" / "data"
+# Read once, then taken out of the environment: these flags are for the test harness, and the library
+# refuses `RAG_*` variables it does not know (rag.settings), so no test may see them.
+REQUIRE_BROWSER = bool(os.environ.pop("RAG_REQUIRE_BROWSER", ""))  # a missing browser fails, not skips
+REQUIRE_STRACE = os.environ.pop("RAG_REQUIRE_STRACE", "") == "1"  # a missing strace fails, not skips
 
 
 @pytest.fixture(autouse=True)
@@ -59,7 +67,7 @@ def sample_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def sample_app(sample_home: Path, tmp_path: Path) -> Iterator[object]:
+def sample_app(sample_home: Path, tmp_path: Path) -> Iterator[App]:
     """An App over a private copy of the sample index, so tests may change it."""
     from rag.app import App
     from rag.settings import Settings
@@ -72,20 +80,20 @@ def sample_app(sample_home: Path, tmp_path: Path) -> Iterator[object]:
 HASH = {"RAG_EMBEDDER": "hash"}  # the stand-in embedder: for tests of ingest logic, not of the model
 
 
-def hash_app(home: Path, **settings: object) -> object:
+def hash_app(home: Path, **settings: Any) -> App:
     """An App with the stand-in hash embedder (fast; for tests where the model does not matter)."""
     from rag.app import App
     from rag.settings import Settings
 
-    return App(Settings(home=home, embedder="hash", **settings))  # type: ignore[arg-type]
+    return App(Settings(home=home, embedder="hash", **settings))
 
 
-def consistent(app: object) -> tuple[int, int]:
+def consistent(app: App) -> tuple[int, int]:
     """(papers, chunks) after checking that Chroma holds exactly the chunks the catalogue's live
     vector entries name: none missing, none extra, no duplicates."""
     from rag.types import ChunkId
 
-    index = app.index  # type: ignore[attr-defined]
+    index = app.index
     loaded = index.load()
     catalog = loaded.catalog
     pids = [p.id for _, p in catalog.iter_papers()]

@@ -132,7 +132,7 @@ def pipeline(
         retriever,
         answerer or ExtractiveAnswerer(),
         checker,
-        k=4,  # type: ignore[arg-type]
+        k=4,
         catalog=lambda: retriever.catalog,
         min_similarity=0.1,
     )

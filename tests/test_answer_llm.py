@@ -29,7 +29,7 @@ def llm_app(home: Path, server: FakeOpenAI, **extra: object) -> App:
     values: dict[str, object] = {"llm_max_retries": 2, "llm_backoff_s": 0.01, **extra}
     settings = Settings(
         home=home, openai_api_key="test-key", openai_base_url=server.base_url, llm_model="test-model", **values
-    )  # type: ignore[arg-type]
+    )
     return App(settings)
 
 

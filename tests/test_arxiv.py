@@ -43,5 +43,5 @@ def test_ingest_with_filters_never_drops_what_the_filter_skipped(tmp_path: Path)
     summary = json.loads(only_cl.stdout)
     assert summary["papers_read"] == 2 and summary["removed"] == 0 and summary["unchanged"] == 2
     app = hash_app(tmp_path / "home")
-    assert app.search("SparseProbe", k=1).hits[0].paper.id == "2401.00001"  # type: ignore[attr-defined]
-    assert len(app.lookup("", limit=10)) == 4  # type: ignore[attr-defined]
+    assert app.search("SparseProbe", k=1).hits[0].paper.id == "2401.00001"
+    assert len(app.lookup("", limit=10)) == 4

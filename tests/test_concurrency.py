@@ -64,7 +64,7 @@ def test_two_ingests_into_one_folder_both_land(tmp_path: Path, two_lists: tuple[
     app = hash_app(tmp_path / "home")
     papers, chunks = consistent(app)
     assert papers == 300 and chunks == 300
-    assert {p.id for _, p in app.index.catalog.iter_papers()} == _ids(two_lists[0]) | _ids(two_lists[1])  # type: ignore[attr-defined]
+    assert {p.id for _, p in app.index.catalog.iter_papers()} == _ids(two_lists[0]) | _ids(two_lists[1])
 
 
 def test_a_second_writer_waits_for_the_lock_and_says_so(tmp_path: Path) -> None:
@@ -102,17 +102,17 @@ def test_two_machines_write_one_chroma_server_at_once(
     settings = {"chroma_host": "127.0.0.1", "chroma_port": chroma_server}
     third = hash_app(tmp_path / "machine-c", **settings)
     assert consistent(third) == (300, 300)
-    assert third.status()["cache"] == "in sync"  # type: ignore[attr-defined]
-    shown = {p.id: p for _, p in third.index.catalog.iter_papers()}  # type: ignore[attr-defined]
+    assert third.status()["cache"] == "in sync"
+    shown = {p.id: p for _, p in third.index.catalog.iter_papers()}
     for machine in ("machine-a", "machine-b"):
         app = hash_app(tmp_path / machine, **settings)
         assert consistent(app) == (300, 300)
         # Every machine derives the same papers from the log (labels and versions included).
-        assert {p.id: p for _, p in app.index.catalog.iter_papers()} == shown  # type: ignore[attr-defined]
+        assert {p.id: p for _, p in app.index.catalog.iter_papers()} == shown
     title = json.loads(two_lists[1].read_text(encoding="utf-8").splitlines()[7])["title"]
-    assert third.search(title, k=1).hits[0].paper.title == title  # type: ignore[attr-defined]
+    assert third.search(title, k=1).hits[0].paper.title == title
     # A sequential re-run on either machine finds nothing to do.
-    again = hash_app(tmp_path / "machine-a", **settings).ingest([two_lists[0], two_lists[1]], progress=False)  # type: ignore[attr-defined]
+    again = hash_app(tmp_path / "machine-a", **settings).ingest([two_lists[0], two_lists[1]], progress=False)
     assert again.unchanged == 300 and not again.added and again.chunks_embedded == 0
 
 
@@ -127,12 +127,12 @@ def test_two_shards_in_two_processes_split_one_file(tmp_path: Path, chroma_serve
     assert counts == [100, 100]
     app = hash_app(tmp_path / "m3", chroma_host="127.0.0.1", chroma_port=chroma_server)
     assert consistent(app) == (200, 200)
-    assert {p.id for _, p in app.index.catalog.iter_papers()} == _ids(source)  # type: ignore[attr-defined]
+    assert {p.id for _, p in app.index.catalog.iter_papers()} == _ids(source)
 
 
 def test_fifty_threads_share_one_app(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    hash_app(home).ingest_sample(progress=False)  # type: ignore[attr-defined]
+    hash_app(home).ingest_sample(progress=False)
     questions = [
         "PLNL",
         "Celcomen",

@@ -101,7 +101,7 @@ def test_invalid_items_are_reported_with_their_line(sample_app: App, tmp_path: P
         + "\n"
     )
     catalog = sample_app.index.load().catalog
-    items, errors = load_items(data, catalog)  # type: ignore[arg-type]
+    items, errors = load_items(data, catalog)
     assert [i.id for i in items] == ["ok", "q5"]
     assert [e.line for e in errors] == [2, 3, 4, 5, 6]
     assert (
@@ -164,7 +164,7 @@ def test_regression_guard_on_the_dev_set(sample_app: App) -> None:
     from eval.runner import Config, run
 
     catalog = sample_app.index.load().catalog
-    items, errors = load_items(DEV, catalog)  # type: ignore[arg-type]
+    items, errors = load_items(DEV, catalog)
     assert not errors and len(items) >= 100
     assert sum(1 for i in items if not i.answerable) >= 20
     assert {"catalogue", "list", "numeric", "mention-only"} <= {i.kind for i in items}

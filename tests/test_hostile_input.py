@@ -97,8 +97,8 @@ def test_batch_files_with_bad_lines_exit_non_zero_after_the_others(sample_home: 
 def test_a_damaged_cache_is_rebuilt_from_chroma(tmp_path: Path) -> None:
     home = tmp_path / "home"
     app = hash_app(home)
-    app.ingest_sample(progress=False)  # type: ignore[attr-defined]
-    folder = app.index.folder  # type: ignore[attr-defined]
+    app.ingest_sample(progress=False)
+    folder = app.index.folder
     (folder / "catalog.sqlite").write_bytes(b"this is not a database" * 100)
     for extra in folder.glob("catalog.sqlite-*"):
         extra.unlink()
@@ -190,3 +190,78 @@ def test_a_chroma_server_that_goes_away_is_one_line_and_a_rerun_completes(tmp_pa
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_source_code_mentioning_papers_is_not_read(tmp_path: Path) -> None:
+    env = {**HASH, "RAG_HOME": str(tmp_path / "h")}
+    out = run_rag("ingest", str(ROOT / "eval" / "bench" / "title_search.py"), env=env)
+    assert out.returncode == 2 and "not a paper list" in out.stderr and "page text (.txt or .md" in out.stderr
+    out = run_rag("ingest", str(ROOT / "rag"), "--json", env=env)  # the package's own source
+    assert out.returncode == 2 and "nothing could be read" in out.stderr
+    folder = tmp_path / "code"
+    shutil.copytree(ROOT / "eval", folder / "eval")
+    shutil.copytree(ROOT / "data" / "sample", folder / "sample")
+    out = run_rag("ingest", str(folder), env=env)
+    assert "added 96," in out.stdout, out.stderr  # the sample only: no "paper" from a .py file
+    ignored = next(line for line in out.stderr.splitlines() if line.startswith("ignored "))
+    assert "file(s) that are not paper lists" in ignored and "JSON Lines (.jsonl)" in ignored
+
+
+def test_one_bad_byte_costs_no_csv_row(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(b"id,title,abstract\nV1,Good,fine abstract text\nV2,Bad \xe9 latin,x\nV3,Good3,fine\n")
+    out = run_rag("ingest", str(bad), env={**HASH, "RAG_HOME": str(tmp_path / "h")})
+    assert out.returncode == 0 and "added 3," in out.stdout, out.stderr
+    assert f"note: {bad}:3: bytes that are not UTF-8 replaced with U+FFFD" in out.stderr
+    out = run_rag("papers", "latin", "--json", env={**HASH, "RAG_HOME": str(tmp_path / "h")})
+    assert [p["title"] for p in json.loads(out.stdout)] == ["Bad \ufffd latin"]
+
+
+def test_bad_bytes_on_many_lines_are_one_note_and_jsonl_keeps_the_record(tmp_path: Path) -> None:
+    lines = [b'{"id": "L%d", "title": "Caf\xe9 number %d"}' % (i, i) for i in range(1, 6)]
+    path = tmp_path / "latin.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    reading = Reading([path])
+    assert [p.title for p in reading] == [f"Caf\ufffd number {i}" for i in range(1, 6)]
+    assert len(reading.notes) == 1 and "on 5 lines (1, 2, 3, …)" in reading.notes[0].reason
+
+
+def test_folder_links_to_folders_are_reported(tmp_path: Path) -> None:
+    folder = tmp_path / "lists"
+    (folder / "real").mkdir(parents=True)
+    (folder / "real" / "a.jsonl").write_text('{"id": "A", "title": "A paper"}\n', encoding="utf-8")
+    (tmp_path / "elsewhere").mkdir()
+    (folder / "outside").symlink_to(tmp_path / "elsewhere")
+    (folder / "again").symlink_to(folder / "real")
+    out = run_rag("ingest", str(folder), env={**HASH, "RAG_HOME": str(tmp_path / "h")})
+    assert out.returncode == 1 and "added 1," in out.stdout
+    assert f"skipped {folder / 'outside'}: symbolic link to a folder (to {tmp_path / 'elsewhere'})" in out.stderr
+    assert f"skipped {folder / 'again'}: symbolic link to a folder" in out.stderr
+
+
+def test_remove_of_an_unknown_source_says_so_and_reset_keeps_stdout_for_json(tmp_path: Path) -> None:
+    env = {**HASH, "RAG_HOME": str(tmp_path / "h")}
+    papers = tmp_path / "papers.jsonl"
+    papers.write_text('{"id": "P1", "title": "One paper"}\n{"id": "P2", "title": "Two paper"}\n', encoding="utf-8")
+    assert run_rag("ingest", str(papers), env=env).returncode == 0
+    out = run_rag("remove", "--source", str(tmp_path / "paper.jsonl"), env=env)
+    assert out.returncode == 1 and out.stdout == ""
+    assert "not a source of the index" in out.stderr and f"near matches: {papers}" in out.stderr
+    assert json.loads(run_rag("status", "--json", env=env).stdout)["papers"] == 2
+    refused = _reset_answering("n", env)
+    assert refused.returncode != 0 and refused.stdout == "" and "Delete every paper" in refused.stderr
+    done = _reset_answering("y", env)
+    assert done.returncode == 0 and json.loads(done.stdout)["reset"] is True
+
+
+def _reset_answering(answer: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`rag reset --json` with `answer` typed at its confirmation prompt."""
+    return subprocess.run(
+        [sys.executable, "-m", "rag.cli", "reset", "--json"],
+        input=answer + "\n",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, **env},
+        timeout=120,
+    )

@@ -39,18 +39,18 @@ def test_edited_abstract_keeps_its_paper_and_replaces_its_chunks(tmp_path: Path)
     text = source.read_text(encoding="utf-8")
     target.write_text(text, encoding="utf-8")
     app = hash_app(tmp_path / "home")
-    first = app.ingest([folder], progress=False)  # type: ignore[attr-defined]
+    first = app.ingest([folder], progress=False)
     assert len(first.added) == 19
-    celcomen = next(p for p in app.lookup("Celcomen") if p.label == "Celcomen")  # type: ignore[attr-defined]
+    celcomen = next(p for p in app.lookup("Celcomen") if p.label == "Celcomen")
     old = "disentangle intra- and inter-cellular gene regulation"
     assert old in text
     target.write_text(text.replace(old, "disentangle ZQXW-unique gene regulation"), encoding="utf-8")
-    report = app.ingest([folder], progress=False)  # type: ignore[attr-defined]
+    report = app.ingest([folder], progress=False)
     assert (len(report.updated), len(report.added), report.unchanged, len(report.removed)) == (1, 0, 18, 0)
     assert report.updated == [celcomen.id] and report.chunks_embedded == 1 and report.chunks_deleted == 1
-    hits = app.search("ZQXW-unique", k=1, mode="keyword").hits  # type: ignore[attr-defined]
+    hits = app.search("ZQXW-unique", k=1, mode="keyword").hits
     assert hits and hits[0].paper.id == celcomen.id and "ZQXW-unique" in hits[0].paper.abstract
-    assert all(h.paper.id != celcomen.id for h in app.search("intra inter cellular", mode="keyword").hits)  # type: ignore[attr-defined]
+    assert all(h.paper.id != celcomen.id for h in app.search("intra inter cellular", mode="keyword").hits)
     assert consistent(app) == (19, 19)
 
 
@@ -59,27 +59,27 @@ def test_a_file_read_whole_drops_the_copies_it_no_longer_holds(tmp_path: Path) -
     path = _jsonl(tmp_path / "list.jsonl", records)
     other = _jsonl(tmp_path / "other.jsonl", [records[0]])
     app = hash_app(tmp_path / "home")
-    app.ingest([path, other], progress=False)  # type: ignore[attr-defined]
+    app.ingest([path, other], progress=False)
     _jsonl(path, records[:2])
-    report = app.ingest([path], progress=False)  # type: ignore[attr-defined]
+    report = app.ingest([path], progress=False)
     assert sorted(report.removed) == ["P2", "P3"] and report.unchanged == 2
-    assert app.paper("P0") is not None  # type: ignore[attr-defined]
+    assert app.paper("P0") is not None
     # A shard reads part of a file, so it never stands for the whole: nothing is dropped.
     from rag.readers import ReadOptions
 
-    shard = app.ingest([path], ReadOptions(shard=(0, 2)), progress=False)  # type: ignore[attr-defined]
+    shard = app.ingest([path], ReadOptions(shard=(0, 2)), progress=False)
     assert not shard.removed and consistent(app) == (2, 2)
 
 
 def test_broken_records_are_skipped_reported_and_exit_non_zero(tmp_path: Path) -> None:
     app = hash_app(tmp_path / "h")
-    report = app.ingest([DATA / "papers.jsonl", DATA / "papers.bib", DATA / "binary.png"], progress=False)  # type: ignore[attr-defined]
+    report = app.ingest([DATA / "papers.jsonl", DATA / "papers.bib", DATA / "binary.png"], progress=False)
     assert {"T1", "T2", "T4", "knuth2025lit", "noabstract2024"} == set(report.added)
     assert {(Path(e.source).name, e.line) for e in report.skipped} >= {("papers.jsonl", 3), ("papers.jsonl", 4)}
     assert any("binary" in e.reason for e in report.skipped)
-    status = app.status()  # type: ignore[attr-defined]
+    status = app.status()
     assert status["papers"] == 5 and status["title_only"] == 2 and status["chunks_in_chroma"] == 5
-    assert [p.id for p in app.lookup("graph pooling")] == ["T2"]  # type: ignore[attr-defined]
+    assert [p.id for p in app.lookup("graph pooling")] == ["T2"]
     out = run_rag("ingest", str(DATA / "papers.jsonl"), "--json", env={**HASH, "RAG_HOME": str(tmp_path / "cli")})
     assert out.returncode == 1, "records were skipped: the exit code says so"
     summary = json.loads(out.stdout)
@@ -112,19 +112,19 @@ def test_identity_is_the_records_own_id(tmp_path: Path) -> None:
         {"title": "No id either, emoji", "abstract": "🎉🎉"},
     ]
     app = hash_app(tmp_path / "home")
-    report = app.ingest([_jsonl(tmp_path / "ids.jsonl", records)], progress=False)  # type: ignore[attr-defined]
+    report = app.ingest([_jsonl(tmp_path / "ids.jsonl", records)], progress=False)
     assert len(report.added) == 10 and not report.merges
-    placeholder = app.paper("NA0")  # type: ignore[attr-defined]
+    placeholder = app.paper("NA0")
     assert placeholder is not None and placeholder.abstract == "" and placeholder.title == "Placeholder paper 0"
-    l1, l2 = app.paper("L1"), app.paper("L2")  # type: ignore[attr-defined]
+    l1, l2 = app.paper("L1"), app.paper("L2")
     assert l1.title == "Phases of arithmetic" and "addition" in l1.abstract and "division" in l2.abstract
     assert consistent(app) == (10, 10)
 
 
 def test_a_pasted_abstract_joins_its_listed_paper_and_the_merge_is_reported(tmp_path: Path) -> None:
     app = hash_app(tmp_path / "home")
-    app.ingest_sample(progress=False)  # type: ignore[attr-defined]
-    papers = {p.label: p for p in app.lookup("", limit=200)}  # type: ignore[attr-defined]
+    app.ingest_sample(progress=False)
+    papers = {p.label: p for p in app.lookup("", limit=200)}
     persuasion, brain = papers["PersuasionBench"], papers["BrainOOD"]
     listed = [
         {
@@ -157,30 +157,30 @@ def test_a_pasted_abstract_joins_its_listed_paper_and_the_merge_is_reported(tmp_
     assert reasons["OR-persuasion"][0] == [persuasion.id] and "same abstract" in reasons["OR-persuasion"][1]
     assert reasons["OR-brain"][0] == [brain.id] and "brainood" in reasons["OR-brain"][1]
     assert "OR-other" not in reasons
-    merged = app.paper("OR-brain")  # type: ignore[attr-defined]
+    merged = app.paper("OR-brain")
     assert (
         merged.abstract == brain.abstract and merged.title.startswith("BrainOOD:") and merged.authors == ["Jiaxing Xu"]
     )
-    assert app.paper(brain.id) is None and app.paper("OR-persuasion").decision == "Accept (Poster)"  # type: ignore[attr-defined]
+    assert app.paper(brain.id) is None and app.paper("OR-persuasion").decision == "Accept (Poster)"
     assert consistent(app) == (96 + 1, 96 + 1)
-    again = app.ingest_sample(progress=False)  # type: ignore[attr-defined]
+    again = app.ingest_sample(progress=False)
     assert again.unchanged == 96 - 2 + 2 and not again.added and not again.merges
 
 
 def test_seeds_and_the_shared_lists_merge_only_on_strong_evidence(tmp_path: Path) -> None:
     iclr, icml = shared_data_or_skip("iclr2025.jsonl"), shared_data_or_skip("icml2025.jsonl")
     app = hash_app(tmp_path / "home")
-    app.ingest_sample(progress=False)  # type: ignore[attr-defined]
-    report = app.ingest([iclr, icml], progress=False)  # type: ignore[attr-defined]
+    app.ingest_sample(progress=False)
+    report = app.ingest([iclr, icml], progress=False)
     by_abstract = [m for m in report.merges if "same abstract" in m.reason]
     by_title = [m for m in report.merges if "title opens with" in m.reason]
     # 62 seeds have their abstract in the lists, one of them in an edited version (not equal);
     # of the 34 title-only ones, five titles open with the coined name the seed introduces.
     assert len(by_abstract) == 61 and len(by_title) == 5
     assert report.title_only_read == 2198 and len(report.added) == 7034 and not report.removed
-    counts = app.index.catalog.counts()  # type: ignore[attr-defined]
+    counts = app.index.catalog.counts()
     assert counts["papers"] == 7034 + 96 - 66
-    brain = app.paper("3xqqYOKILp")  # type: ignore[attr-defined]
+    brain = app.paper("3xqqYOKILp")
     assert brain is not None and brain.title.startswith("BrainOOD") and brain.abstract
 
 
@@ -203,17 +203,17 @@ def test_title_only_papers_are_found_by_title_author_and_topic(tmp_path: Path) -
         {"id": "S3", "title": "Graph Pooling Revisited", "authors": ["Heming Xia"], "abstract": ""},
     ]
     app = hash_app(tmp_path / "home")
-    report = app.ingest([_jsonl(tmp_path / "t.jsonl", records)], progress=False)  # type: ignore[attr-defined]
+    report = app.ingest([_jsonl(tmp_path / "t.jsonl", records)], progress=False)
     assert report.title_only_read == 2
     for query in (
         "SWIFT: On-the-Fly Self-Speculative Decoding for LLM Inference Acceleration",
         "SWIFT: On-the-Fly Self-Speculative Decoding…",
         "self-speculative decoding",
     ):
-        hits = app.search(query, k=3).hits  # type: ignore[attr-defined]
+        hits = app.search(query, k=3).hits
         assert hits[0].paper.id == "S1", query
         assert hits[0].public()["has_abstract"] is False
-    assert [h.paper.id for h in app.search("Heming Xia", k=2).hits] == ["S1", "S3"]  # type: ignore[attr-defined]
+    assert [h.paper.id for h in app.search("Heming Xia", k=2).hits] == ["S1", "S3"]
     out = run_rag(
         "search",
         "SWIFT: On-the-Fly Self-Speculative Decoding",
@@ -226,12 +226,12 @@ def test_title_only_papers_are_found_by_title_author_and_topic(tmp_path: Path) -
 
 def test_missing_chunks_are_repaired_not_counted_unchanged(tmp_path: Path) -> None:
     app = hash_app(tmp_path / "home")
-    app.ingest_sample(progress=False)  # type: ignore[attr-defined]
-    ids = app.index.store.open().chunk_ids()  # type: ignore[attr-defined]
-    app.index.store.delete_chunks(ids[:7])  # type: ignore[attr-defined]
-    status = app.status()  # type: ignore[attr-defined]
+    app.ingest_sample(progress=False)
+    ids = app.index.store.open().chunk_ids()
+    app.index.store.delete_chunks(ids[:7])
+    status = app.status()
     assert status["chunks_in_chroma"] == 89 and status["chunks_expected"] == 96
-    report = app.ingest_sample(progress=False)  # type: ignore[attr-defined]
+    report = app.ingest_sample(progress=False)
     assert len(report.repaired) == 7 and report.unchanged == 89 and report.chunks_embedded == 7
     assert consistent(app) == (96, 96)
 
@@ -261,7 +261,7 @@ def test_remove_by_id_by_source_and_reset(tmp_path: Path) -> None:
     result = json.loads(out.stdout)
     assert result["removed"] == ["A1"] and result["updated"] == ["AB"]
     app = hash_app(home)
-    shared = app.paper("AB")  # type: ignore[attr-defined]
+    shared = app.paper("AB")
     assert shared is not None and shared.year == 2024 and shared.venue == ""  # only b's copy remains
     assert consistent(app) == (1, 1)
     assert run_rag("reset", env=env, timeout=60).returncode != 0  # asks; no terminal answers yes
@@ -335,8 +335,8 @@ def test_filters_and_lookup_over_the_catalogue(tmp_path: Path) -> None:
         for i in range(10)
     ]
     app = hash_app(tmp_path / "home")
-    app.ingest([_jsonl(tmp_path / "f.jsonl", records)], progress=False)  # type: ignore[attr-defined]
-    catalog = app.index.load().catalog  # type: ignore[attr-defined]
+    app.ingest([_jsonl(tmp_path / "f.jsonl", records)], progress=False)
+    catalog = app.index.load().catalog
     assert catalog.count(Filters(venue="icml")) == 5 and catalog.count(Filters(author="leo")) == 4
     assert catalog.count(Filters(decision="oral", venue="ICLR")) == 1
     assert [p.id for p in catalog.select(Filters(track="position"))] == ["F5"]

@@ -24,10 +24,9 @@ from pathlib import Path
 import pytest
 
 from rag import OFFLINE_ENV
-from tests.conftest import ROOT, free_port, wait_for_http
+from tests.conftest import REQUIRE_STRACE, ROOT, free_port, wait_for_http
 
 STRACE = shutil.which("strace")
-REQUIRE_STRACE = os.environ.get("RAG_REQUIRE_STRACE") == "1"  # read now: the clean_env fixture drops RAG_*
 UI_SECONDS = 15.0  # how long the UI stays up after launch, longer than onnxruntime's upload delay
 # sendmsg and sendmmsg too: an unconnected UDP socket can reach the network without connect().
 TRACE = ["-f", "--seccomp-bpf", "-qq", "-s", "0", "-e", "signal=none", "-e", "trace=connect,sendto,sendmsg,sendmmsg"]

@@ -1,8 +1,9 @@
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
-from rag.readers import detect_format, read_file, read_paths
+from rag.readers import Reading, detect_format, read_file, read_paths
 from rag.readers.records import split_authors
 from tests.conftest import DATA, ROOT, SAMPLE
 
@@ -56,7 +57,6 @@ def test_malformed_files_are_named_with_their_problem(tmp_path: Path) -> None:
     cases = {
         "empty.jsonl": "empty",
         "binary.png": "binary",
-        "latin1.txt": "UTF-8",
         "syntax_error.json": "invalid JSON",
     }
     for name, word in cases.items():
@@ -64,7 +64,6 @@ def test_malformed_files_are_named_with_their_problem(tmp_path: Path) -> None:
         assert not result.papers, name
         assert result.errors and word in str(result.errors[0]) and name in str(result.errors[0])
     assert read_file(DATA / "syntax_error.json").errors[0].line == 2
-    assert read_file(DATA / "latin1.txt").errors[0].line == 3
     missing = read_paths([tmp_path / "nope.jsonl"])
     assert "no such file" in str(missing.errors[0])
 
@@ -96,3 +95,28 @@ def test_split_authors_marks_cut_lists() -> None:
     assert split_authors("A. One, B. Two 等") == (["A. One", "B. Two"], True)
     assert split_authors("A. One and B. Two") == (["A. One", "B. Two"], False)
     assert split_authors(["A", "B", "et al."]) == (["A", "B"], True)
+
+
+def test_invalid_utf8_costs_only_the_bad_characters() -> None:
+    reading = Reading([DATA / "latin1.txt"])
+    papers = list(reading)
+    assert len(papers) == 1 and "Caf\ufffd latte" in papers[0].abstract and not reading.errors
+    assert [(n.line, "not UTF-8" in n.reason) for n in reading.notes] == [(3, True)]
+
+
+def test_only_text_files_with_the_page_layout_are_read(tmp_path: Path) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    shutil.copy(next(SAMPLE.glob("001_*.txt")), folder / "iclr.txt")
+    abstract = "We study how abstracts of accepted papers are written, and measure them over many venues. " * 2
+    (folder / "bench.py").write_text(f'"""Benchmark over the papers."""\n\n# {abstract}\n')
+    (folder / "notes.md").write_text(f"Accepted papers and abstracts\n\n{abstract}\n")
+    (folder / "list.txt").write_text(f"Papers I liked\n\n{abstract}\n")
+    (folder / "data.toml").write_text('[papers]\ntitle = "x"\n')
+    reading = Reading([folder])
+    papers = list(reading)
+    assert {Path(p.source).name for p in papers} == {"iclr.txt"} and len(papers) == 19  # a header, 19 abstracts
+    assert sorted(Path(f).name for f in reading.ignored) == ["bench.py", "data.toml", "list.txt", "notes.md"]
+    assert not reading.errors
+    assert detect_format(folder / "iclr.md", (folder / "iclr.txt").read_bytes()) == "pagetext"
+    assert detect_format(folder / "iclr.py", (folder / "iclr.txt").read_bytes()) is None

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, free_port, run_rag, wait_for_http
+from tests.conftest import REQUIRE_BROWSER, ROOT, free_port, run_rag, wait_for_http
 from tests.openai_server import FakeOpenAI
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -34,7 +34,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptio
 
 def _need_chromium() -> None:
     if not os.path.exists(CHROMIUM):
-        if os.environ.get("RAG_REQUIRE_BROWSER"):
+        if REQUIRE_BROWSER:
             pytest.fail(f"{CHROMIUM} is missing: `apt-get install chromium` (.ci/run does this)")
         pytest.skip(f"{CHROMIUM} is missing: install Debian's chromium to run the browser tests")
 
@@ -389,7 +389,7 @@ def test_chat_cites_copies_and_exports(browser: Any, sample_ui: str) -> None:
         page.locator("#f-author textarea, #f-author input").first.fill("Nobody Atall")
         ask(page, "Which paper introduced PersuasionBench?")
         expect(page.locator("#sources")).to_contain_text("Nothing found", timeout=60000)
-        expect(page.locator("#chat .answer-meta").last).to_contain_text("author contains “Nobody Atall”")
+        expect(page.locator("#chat .answer-meta").last).to_contain_text("searched papers by Nobody Atall")
         assert rec.outside() == [] and rec.dialogs == []
 
 
@@ -441,6 +441,64 @@ def test_lookup_ranks_by_relevance_and_a_click_opens_the_paper(browser: Any, sam
         assert rec.outside() == [] and rec.dialogs == []
 
 
+# Titles from the ICLR and ICML 2025 lists holding "swift" (and two that only say it in the abstract).
+SWIFT_PAPERS = [
+    (
+        "c1RhJVTPwT",
+        "Swift4D: Adaptive divide-and-conquer Gaussian Splatting for compact and efficient reconstruction",
+        "",
+    ),
+    (
+        "P7t2niLbvw",
+        "Swift Hydra: Self-Reinforcing Generative Framework for Anomaly Detection with Multiple Mamba Models",
+        "",
+    ),
+    (
+        "gjwhDHeAsz",
+        "Score Forgetting Distillation: A Swift, Data-Free Method for Machine Unlearning in Diffusion Models",
+        "",
+    ),
+    ("EKJhH5D5wA", "SWIFT: On-the-Fly Self-Speculative Decoding for LLM Inference Acceleration", ""),
+    (
+        "lS2SGfWizd",
+        "Adversarial Score identity Distillation: Rapidly Surpassing the Teacher in One Step",
+        "A swift one-step generator distilled from a diffusion teacher, which it then surpasses on image quality.",
+    ),
+    (
+        "oYyaVSqEFu",
+        "When Every Millisecond Counts: Real-Time Anomaly Detection via the Multimodal Asynchronous Hybrid Network",
+        "Swift responses matter in autonomous driving, so we detect anomalies in real time from several sensors.",
+    ),
+]
+
+
+def test_lookup_puts_the_paper_named_by_the_query_first(browser: Any, tmp_path: Path) -> None:
+    """ "swift" finds the SWIFT paper first (it used to be fifth, in alphabetical order), then the
+    other titles with the word, before the papers that only say it in their abstract."""
+    from playwright.sync_api import expect
+
+    papers = tmp_path / "swift.jsonl"
+    papers.write_text(
+        "".join(
+            json.dumps({"id": i, "title": t, "abstract": a, "venue": "ICLR", "year": 2025}) + "\n"
+            for i, t, a in SWIFT_PAPERS
+        ),
+        encoding="utf-8",
+    )
+    home = tmp_path / "home"
+    assert run_rag("ingest", str(papers), env={"RAG_EMBEDDER": "hash", "RAG_HOME": str(home)}).returncode == 0
+    with serve_ui(home, tmp_path / "ui.log", env={"RAG_EMBEDDER": "hash"}) as url, open_page(browser, url) as rec:
+        page = rec.page
+        lookup(page, "swift")
+        rows = page.locator("#lookup-results tbody tr")
+        expect(rows).to_have_count(len(SWIFT_PAPERS))
+        ids = [rows.nth(i).get_attribute("data-id") for i in range(len(SWIFT_PAPERS))]
+        assert ids[0] == "EKJhH5D5wA", ids
+        assert set(ids[-2:]) == {"lS2SGfWizd", "oYyaVSqEFu"}  # the word only in the abstract: last
+        titles = [rows.nth(i).locator("td").nth(1).inner_text() for i in range(len(SWIFT_PAPERS))]
+        assert titles != sorted(titles, key=str.lower)
+
+
 def test_map_highlights_the_answer_and_a_click_opens_the_paper(browser: Any, sample_ui: str) -> None:
     from playwright.sync_api import expect
 
@@ -455,6 +513,14 @@ def test_map_highlights_the_answer_and_a_click_opens_the_paper(browser: Any, sam
         cited = [m for m in marks if m["label"] == "1"]
         assert len(cited) == 1 and "PLNL" in cited[0]["title"] and len(marks) >= 2
         assert drawn.get_attribute("data-highlighted") == str(len(marks))
+        boxes = json.loads(drawn.get_attribute("data-label-boxes") or "[]")  # [left, top, right, bottom]
+        assert len(boxes) >= 2
+        for n, a in enumerate(boxes):  # no cluster name drawn over another
+            for b in boxes[n + 1 :]:
+                assert a[2] <= b[0] + 1 or b[2] <= a[0] + 1 or a[3] <= b[1] + 1 or b[3] <= a[1] + 1, (
+                    a,
+                    b,
+                )  # 1 px: rounding
         point = page.evaluate(f"window.__ragMap.pointOf({cited[0]['index']})")
         page.mouse.move(point["x"], point["y"])
         expect(page.locator("#paper-map .map-tip")).to_contain_text("PLNL")

@@ -37,6 +37,7 @@ from ui.render import (
     answer_html,
     bibtex_text,
     conversation_markdown,
+    filters_line,
     lookup_html,
     map_payload,
     paper_html,
@@ -310,7 +311,7 @@ class Handlers:
         except RagError as err:
             raise gr.Error(str(err)) from err
         marks = {p.id: str(i) for i, p in enumerate(found[:20], 1)}
-        caption = f"Highlighted: the first {len(marks)} lookup results for “{query.strip() or filters_text(filters)}”"
+        caption = f"Highlighted: the first {len(marks)} lookup results for “{query.strip() or filters_line(filters)}”"
         return lookup_html(found, query or "", filters), {"ids": marks, "caption": caption}
 
     def open_paper(self, evt: gr.EventData) -> str:
@@ -347,7 +348,7 @@ class Handlers:
         focus = focus or {}
         caption = focus.get("caption") or "Ask a question or look papers up: their papers are highlighted here."
         if shown is not None:
-            caption += f" · filters: {filters_text(filters)} ({sum(shown):,} of {len(paper_map):,} papers)"
+            caption += f" · showing {filters_line(filters)} ({sum(shown):,} of {len(paper_map):,})"
         index = {pid: i for i, pid in enumerate(paper_map.ids)}
         highlight = []
         for pid, label in dict(focus.get("ids") or {}).items():
@@ -373,12 +374,6 @@ class Handlers:
         if data.get("gen") != paper_map.generation or not isinstance(index, int) or not 0 <= index < len(paper_map):
             return NO_PAPER  # drawn from an older index: the next refresh redraws it
         return paper_html(self.app.paper(paper_map.ids[index]))
-
-
-def filters_text(filters: Filters) -> str:
-    from ui.render import filters_line
-
-    return filters_line(filters)
 
 
 def build(app: App) -> gr.Blocks:
@@ -549,7 +544,7 @@ def launch(
         theme=THEME,
         mcp_server=mcp,
         max_file_size="1kb",  # the app takes no uploads; the middleware refuses them, this caps them too
-        app_kwargs={"middleware": [Middleware(SecurityHeaders)]},  # type: ignore[arg-type]
+        app_kwargs={"middleware": [Middleware(SecurityHeaders)]},
     )
     local = f"http://{host}:{port}/"
     if mcp:  # Gradio itself prints the MCP URL

@@ -4,14 +4,16 @@ a paper or a model goes through ui/safe.py; the structure around it is ours."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from rag.catalog import Filters
+from rag.catalog_answers import describe
 from rag.cite import bibtex_entry
 from rag.text import format_authors, normalise, plain, split_sentences
-from rag.types import Answer, Citation, Hit, Paper
+from rag.types import Answer, Citation, Paper
 from ui.safe import escape, inline_html, markdown_html, one_block, safe_url
 
 NO_SOURCES = one_block(
@@ -24,46 +26,98 @@ NO_ABSTRACT = "<div class='source-abstract no-abstract'>No abstract in the colle
 # Abstracts longer than this many characters collapse to the supporting sentence and its neighbours.
 COLLAPSE_CHARS = 520
 
-# 16 colours that stay apart on white (Tableau 10 and six from Tableau 20), one per cluster.
+# 16 colours that stay apart on white (after Trubetskoy's "20 distinct colours", without the palest;
+# the closest pair differs by 28 in CIELAB ΔE), one per cluster, the lighter ones last (used only
+# by maps of 13 or more clusters). `cluster_colours` gives alike ones to clusters far apart.
 PALETTE = [
-    "#4e79a7",
-    "#f28e2b",
-    "#e15759",
-    "#76b7b2",
-    "#59a14f",
-    "#edc948",
-    "#b07aa1",
-    "#ff9da7",
-    "#9c755f",
-    "#79706e",
-    "#86bcb6",
-    "#d37295",
-    "#a0cbe8",
-    "#8cd17d",
-    "#b6992d",
-    "#499894",
+    "#e6194b",
+    "#3cb44b",
+    "#4363d8",
+    "#f58231",
+    "#911eb4",
+    "#42d4f4",
+    "#f032e6",
+    "#9a6324",
+    "#469990",
+    "#800000",
+    "#808000",
+    "#000075",
+    "#7f7f7f",
+    "#f9a8c8",
+    "#ffe119",
+    "#bfef45",
 ]
+
+
+def _lab(colours: Sequence[str]) -> Any:
+    """sRGB hex colours as CIELAB (D65), where distance follows how different they look."""
+    import numpy as np
+
+    rgb = np.array([[int(c[i : i + 2], 16) / 255 for i in (1, 3, 5)] for c in colours])
+    linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    to_xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]])
+    xyz = linear @ to_xyz.T / np.array([0.95047, 1.0, 1.08883])
+    f = np.where(xyz > 0.008856, np.cbrt(xyz), 7.787 * xyz + 16 / 116)
+    return np.stack([116 * f[:, 1] - 16, 500 * (f[:, 0] - f[:, 1]), 200 * (f[:, 1] - f[:, 2])], axis=1)
+
+
+def cluster_colours(centres: Any) -> list[str]:
+    """See `_cluster_colours`; cached, since the map is redrawn with the same clusters on every
+    filter change."""
+    import numpy as np
+
+    rows = np.asarray(centres, dtype=float).reshape(-1, 2)
+    return list(_cluster_colours(tuple(map(tuple, rows.round(6).tolist()))))
+
+
+@functools.lru_cache(maxsize=8)
+def _cluster_colours(centres: tuple[tuple[float, ...], ...]) -> tuple[str, ...]:
+    """A colour per cluster (rows of `centres`, their places on the map) such that clusters side by
+    side get colours that look far apart: each cluster's three nearest clusters are its neighbours,
+    and starting from the palette in order, swapping two clusters' colours is kept while it makes
+    the most alike neighbouring pair less alike (then the sum over all pairs). Only the first k
+    colours are used for k clusters (the palette puts the pale ones last). Deterministic."""
+    import numpy as np
+
+    where = np.asarray(centres, dtype=float).reshape(-1, 2)
+    k = len(where)
+    if k == 0:
+        return ()
+    lab = _lab(PALETTE)
+    gaps = np.linalg.norm(lab[:, None, :] - lab[None, :, :], axis=-1)
+    dist = ((where[:, None, :] - where[None, :, :]) ** 2).sum(-1) + np.eye(k) * 1e18
+    pairs = sorted({(min(i, int(j)), max(i, int(j))) for i in range(k) for j in np.argsort(dist[i])[: min(3, k - 1)]})
+    colour = [j % len(PALETTE) for j in range(k)]
+
+    def cost(assign: list[int]) -> tuple[float, float]:
+        alike = [gaps[assign[a], assign[b]] for a, b in pairs]
+        return (-min(alike), -sum(alike)) if alike else (0.0, 0.0)
+
+    best = cost(colour)
+    improved = True
+    while improved:
+        improved = False
+        for a in range(k):
+            for b in range(a + 1, k):
+                colour[a], colour[b] = colour[b], colour[a]
+                trial = cost(colour)
+                if trial < best:
+                    best, improved = trial, True
+                else:
+                    colour[a], colour[b] = colour[b], colour[a]
+    return tuple(PALETTE[c] for c in colour)
 
 
 # -- small pieces --------------------------------------------------------------------------
 
 
 def filters_line(filters: Filters, total: int | None = None) -> str:
-    """What an answer searched: the filters it used, in words."""
-    parts = []
-    if filters.venue:
-        parts.append(f"venue {filters.venue}")
-    if filters.year:
-        parts.append(f"year {filters.year}")
-    if filters.decision:
-        parts.append(f"decision {filters.decision}")
-    if filters.track:
-        parts.append(f"track contains “{filters.track}”")
-    if filters.author:
-        parts.append(f"author contains “{filters.author}”")
-    if not parts:
-        return "all papers" if total is None else f"all {total:,} papers"
-    return " · ".join(parts)
+    """What an answer or a lookup searched, in the words the catalogue's answers use
+    (rag.catalog_answers.describe: one wording of the filters for every reader)."""
+    scope = describe(filters)
+    if scope:
+        return f"papers {scope}"
+    return "all papers" if total is None else f"all {total:,} papers"
 
 
 def meta_line(paper: Paper) -> str:
@@ -130,15 +184,8 @@ def streaming_html(text: str) -> str:
 
 
 def _related(answer: Answer) -> str:
-    """Fields the core may add to Answer later (`related` papers), shown if present."""
-    related = getattr(answer, "related", None)
-    if not related:
-        return ""
-    items = []
-    for item in list(related)[:5]:
-        paper = item.paper if isinstance(item, Hit) else item
-        if isinstance(paper, Paper):
-            items.append(f"<li>{inline_html(paper.display_title)}{link_html(paper, 'link')}</li>")
+    """The relevant papers the answer did not cite ("Also relevant")."""
+    items = [f"<li>{inline_html(p.display_title)}{link_html(p, 'link')}</li>" for p in answer.related[:5]]
     return f"<div class='related'>Related papers:<ul>{''.join(items)}</ul></div>" if items else ""
 
 
@@ -155,11 +202,10 @@ def answer_html(answer: Answer, turn: int, filters: Filters = Filters(), total: 
             "<div class='removed'>Removed citations to sources that were not retrieved: "
             f"{escape(', '.join(map(str, answer.removed_citations)))}</div>"
         )
-    kind = getattr(answer, "kind", "")
     seconds = sum(answer.timings_ms.values()) / 1000 if answer.timings_ms else 0
     meta = [f"searched {escape(filters_line(filters, total))}", escape(answer.mode)]
-    if isinstance(kind, str) and kind:
-        meta.append(escape(kind))
+    if answer.kind:
+        meta.append(escape(answer.kind))
     if seconds:
         meta.append(f"{seconds:.1f} s")
     return (
@@ -248,7 +294,7 @@ def lookup_html(papers: Sequence[Paper], query: str, filters: Filters) -> str:
     head = "".join(f"<th>{h}</th>" for h in LOOKUP_HEAD)
     count = f"{len(papers)} paper{'s' if len(papers) != 1 else ''}, best match first"
     if filters.active():
-        count += f" · filters: {escape(filters_line(filters))}"
+        count += f" · {escape(filters_line(filters))}"
     return (
         f"<div class='lookup-count'>{count}</div><table class='lookup'><colgroup><col class='c-n'><col class='c-title'>"
         f"<col class='c-authors'><col class='c-venue'><col class='c-year'><col class='c-track'><col class='c-decision'>"
@@ -328,6 +374,10 @@ def map_payload(
     import numpy as np
 
     clusters = np.asarray(cluster)
+    centres = np.array(
+        [np.median(xy[clusters == j], axis=0) if (clusters == j).any() else (0.5, 0.5) for j in range(len(names))]
+    ).reshape(-1, 2)
+    colours = cluster_colours(centres)
     labels = []
     for j, name in enumerate(names):
         mask = clusters == j
@@ -335,10 +385,10 @@ def map_payload(
             labels.append(
                 {
                     "text": name,
-                    "x": float(np.median(xy[mask, 0])),
-                    "y": float(np.median(xy[mask, 1])),
+                    "x": float(centres[j, 0]),
+                    "y": float(centres[j, 1]),
                     "size": int(mask.sum()),
-                    "color": PALETTE[j % len(PALETTE)],
+                    "color": colours[j],
                 }
             )
     grid = np.rint(np.asarray(xy, dtype=np.float64) * 10000).astype(int) if len(clusters) else np.zeros((0, 2), int)
@@ -350,7 +400,7 @@ def map_payload(
         "c": clusters.astype(int).tolist(),
         "e": np.asarray(embedded).astype(int).tolist(),
         "on": on,
-        "colors": PALETTE,
+        "colors": colours,
         "labels": labels,
         "hl": [[i, label, title] for i, label, title in highlight],
         "caption": caption,

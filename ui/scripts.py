@@ -91,7 +91,8 @@ function draw() {
   for (let i = 0; i < n; i++) if (!data.on[i]) ctx.fillRect(px[i] - 1, py[i] - 1, 2, 2);
   const groups = new Map();
   for (let i = 0; i < n; i++) if (data.on[i]) { const g = groups.get(data.c[i]); if (g) g.push(i); else groups.set(data.c[i], [i]); }
-  ctx.globalAlpha = 0.78;
+  const focused = data.hl.length > 0;  // an answer or lookup is shown: the rest steps back
+  ctx.globalAlpha = focused ? 0.5 : 0.8;
   for (const [cluster, members] of groups) {
     ctx.fillStyle = data.colors[cluster % k];
     ctx.beginPath();
@@ -105,20 +106,22 @@ function draw() {
   ctx.fill();
   ctx.textAlign = 'center'; ctx.textBaseline = 'middle'; ctx.lineJoin = 'round';
   ctx.font = '600 12px system-ui, sans-serif';
-  for (const label of data.labels) {
-    const half = ctx.measureText(label.text).width / 2 + 4;
-    const x = Math.min(Math.max(PAD + label.x * (w - 2 * PAD), half), w - half), y = PAD + (1 - label.y) * (h - 2 * PAD);
-    ctx.lineWidth = 4; ctx.strokeStyle = 'rgba(255, 255, 255, 0.92)'; ctx.strokeText(label.text, x, y);
-    ctx.fillStyle = '#1f2937'; ctx.fillText(label.text, x, y);
+  const placed = placeLabels(ctx, data.labels, w, h);
+  for (const {text, x, y} of placed) {
+    ctx.lineWidth = 4; ctx.strokeStyle = 'rgba(255, 255, 255, 0.94)'; ctx.strokeText(text, x, y);
+    ctx.fillStyle = '#111827'; ctx.fillText(text, x, y);
   }
-  ctx.font = '700 10px system-ui, sans-serif';
+  element.dataset.labelBoxes = JSON.stringify(placed.map((p) => p.box.map((v) => Math.round(v))));
   for (const [i, label] of data.hl) if (!label) {  // retrieved, not cited: a ring
-    ctx.beginPath(); ctx.arc(px[i], py[i], 5, 0, 6.2832);
-    ctx.fillStyle = '#ffffff'; ctx.fill(); ctx.lineWidth = 2; ctx.strokeStyle = '#111827'; ctx.stroke();
+    ctx.beginPath(); ctx.arc(px[i], py[i], 7, 0, 6.2832);
+    ctx.fillStyle = '#ffffff'; ctx.fill(); ctx.lineWidth = 3; ctx.strokeStyle = '#111827'; ctx.stroke();
   }
+  ctx.font = '700 12px system-ui, sans-serif';
   for (const [i, label] of data.hl) if (label) {  // cited (or a lookup's first results): numbered
-    ctx.beginPath(); ctx.arc(px[i], py[i], 8.5, 0, 6.2832);
-    ctx.fillStyle = '#111827'; ctx.fill(); ctx.lineWidth = 2.5; ctx.strokeStyle = '#f59e0b'; ctx.stroke();
+    ctx.beginPath(); ctx.arc(px[i], py[i], 17, 0, 6.2832);
+    ctx.fillStyle = 'rgba(245, 158, 11, 0.28)'; ctx.fill();  // a halo that finds the eye
+    ctx.beginPath(); ctx.arc(px[i], py[i], 11, 0, 6.2832);
+    ctx.fillStyle = '#111827'; ctx.fill(); ctx.lineWidth = 3; ctx.strokeStyle = '#f59e0b'; ctx.stroke();
     ctx.fillStyle = '#ffffff'; ctx.fillText(label, px[i], py[i] + 0.5);
   }
   view = {px, py, n, data};
@@ -142,10 +145,37 @@ function draw() {
   element.dataset.drawnAt = performance.now().toFixed(0);
   loadTitles(data.gen);
 }
+// Cluster names where they do not cover each other: largest cluster first, each at the first of a
+// ring of spots around its centre whose box overlaps no name placed before (else the spot that
+// overlaps least), kept inside the canvas.
+function placeLabels(ctx, labels, w, h) {
+  const boxes = [], out = [], LH = 15;
+  const order = labels.map((_, j) => j).sort((a, b) => labels[b].size - labels[a].size);
+  const overlap = (a, b) => Math.max(0, Math.min(a[2], b[2]) - Math.max(a[0], b[0])) * Math.max(0, Math.min(a[3], b[3]) - Math.max(a[1], b[1]));
+  for (const j of order) {
+    const label = labels[j], half = ctx.measureText(label.text).width / 2 + 3;
+    const cx = PAD + label.x * (w - 2 * PAD), cy = PAD + (1 - label.y) * (h - 2 * PAD);
+    let best = null;
+    for (let ring = 0; ring <= 6 && !(best && best.cost === 0); ring++) {
+      const spots = ring === 0 ? [[0, 0]] : [[0, -ring * LH], [0, ring * LH], [-half * ring * 0.6, 0], [half * ring * 0.6, 0],
+        [-half * 0.5 * ring, -ring * LH], [half * 0.5 * ring, -ring * LH], [-half * 0.5 * ring, ring * LH], [half * 0.5 * ring, ring * LH]];
+      for (const [dx, dy] of spots) {
+        const x = Math.min(Math.max(cx + dx, half + 2), w - half - 2), y = Math.min(Math.max(cy + dy, LH), h - LH);
+        const box = [x - half, y - LH / 2, x + half, y + LH / 2];
+        const cost = boxes.reduce((sum, other) => sum + overlap(box, other), 0);
+        if (!best || cost < best.cost) best = {x, y, box, cost};
+        if (best.cost === 0) break;
+      }
+    }
+    boxes.push(best.box);
+    out.push({text: label.text, x: best.x, y: best.y, box: best.box});
+  }
+  return out;
+}
 function nearest(event) {
   if (!view) return -1;
   const r = canvas().getBoundingClientRect(), x = event.clientX - r.left, y = event.clientY - r.top;
-  let best = -1, bestD = 81;
+  let best = -1, bestD = 144;
   for (const [i] of view.data.hl) { const d = (view.px[i] - x) ** 2 + (view.py[i] - y) ** 2; if (d < bestD) { bestD = d; best = i; } }
   if (best >= 0) return best;
   bestD = 49;

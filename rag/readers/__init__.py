@@ -5,8 +5,10 @@ problem becomes an InputError naming the file and line, collected beside the pap
 record never costs the others. JSON Lines and the arXiv snapshot are streamed line by line, so a
 file of a million papers needs no more memory than one batch.
 
-A folder is walked without following symbolic links out of it; a `.txt` or `.md` file is read
-only when it has the page-text layout, so a README is never taken for a paper list."""
+A folder is walked without following symbolic links out of it (each link not followed is
+reported); a file is read only in a format it has: by its extension, or, for extensions that name
+no format (none, `.txt`, `.dat`), by its content; the page-text layout only in a `.txt` or `.md`
+file. So source code, a README or a config file is never taken for a paper list."""
 
 from __future__ import annotations
 
@@ -18,8 +20,9 @@ from datetime import date
 from pathlib import Path
 
 from rag.errors import InputError
-from rag.readers.pagetext import looks_like_pagetext, read_pagetext
+from rag.readers.pagetext import PAGE_EXTENSIONS, looks_like_pagetext, read_pagetext
 from rag.readers.structured import (
+    Utf8Lines,
     csv_delimiter,
     first_json_record,
     looks_like_arxiv,
@@ -35,9 +38,11 @@ log = logging.getLogger(__name__)
 
 FORMATS_HELP = (
     "JSON Lines (.jsonl), the arXiv metadata snapshot (JSON Lines), JSON arrays (.json), CSV with a "
-    "title or abstract column (.csv), BibTeX (.bib), or page text (a header line such as "
+    "title or abstract column (.csv), BibTeX (.bib), or page text (.txt or .md: a header line such as "
     "'ICLR 2025 Papers', then one abstract per paragraph)"
 )
+# Extensions that say nothing about the format: only for these is the content sniffed.
+SNIFFED_EXTENSIONS = ("", ".txt", ".dat", ".text")
 _EXTENSIONS = {
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
@@ -88,37 +93,38 @@ def _binary(head: bytes) -> bool:
     return b"\x00" in head[:8192]
 
 
+def could_be_a_list(path: Path) -> bool:
+    """Whether a file's extension leaves room for a paper list (so a folder's `.py` or `.png`
+    files are passed over unread)."""
+    ext = path.suffix.lower()
+    return ext in _EXTENSIONS or ext in SNIFFED_EXTENSIONS or ext in PAGE_EXTENSIONS
+
+
 def detect_format(path: Path, head: bytes) -> str | None:
-    """The reader for a file: by extension, else by its first bytes; None for "not a paper list"."""
+    """The reader for a file: by extension, else (for extensions that name no format) by its
+    first bytes; None for "not a paper list"."""
     ext = path.suffix.lower()
     text = head.decode("utf-8", "replace").lstrip("\ufeff")
     stripped = text.lstrip()
     if ext in (".jsonl", ".ndjson") or (
-        ext in ("", ".txt", ".json", ".dat")
+        ext in (*SNIFFED_EXTENSIONS, ".json")
         and stripped.startswith("{")
         and ("\n{" in stripped.strip() or ext != ".json")
     ):
         return "arxiv" if looks_like_arxiv(first_json_record(head)) else "jsonl"
     if ext in _EXTENSIONS:
         return _EXTENSIONS[ext]
-    if stripped.startswith("["):
-        return "json"
-    if stripped.startswith("@"):
-        return "bibtex"
-    first = stripped.splitlines()[0] if stripped else ""
-    if csv_delimiter(first) is not None and first.count("\n") == 0 and len(first) < 400:
-        return "csv"
-    if looks_like_pagetext(text):
+    if ext in SNIFFED_EXTENSIONS:
+        if stripped.startswith("["):
+            return "json"
+        if stripped.startswith("@"):
+            return "bibtex"
+        first = stripped.splitlines()[0] if stripped else ""
+        if csv_delimiter(first) is not None and len(first) < 400:
+            return "csv"
+    if ext in PAGE_EXTENSIONS and looks_like_pagetext(text):
         return "pagetext"
     return None
-
-
-def _decode(path: Path, data: bytes) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        raise InputError(str(path), f"not valid UTF-8 (byte {err.start})", line) from err
 
 
 class Reading:
@@ -155,6 +161,11 @@ class Reading:
             return
         for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for name in [d for d in dirnames if (Path(dirpath) / d).is_symlink()]:
+                link = Path(dirpath) / name
+                self.errors.append(
+                    InputError(str(link), f"symbolic link to a folder (to {os.path.realpath(link)}); not followed")
+                )
             for name in sorted(filenames):
                 if name.startswith(".") or name in SKIPPED_NAMES:
                     continue
@@ -173,6 +184,9 @@ class Reading:
                 yield file, False
 
     def _read(self, file: Path, explicit: bool) -> Iterator[Paper]:
+        if not explicit and not self.options.fmt and not could_be_a_list(file):
+            self.ignored.append(str(file))  # a folder's source code, images, configs: not even opened
+            return
         report = FileReport(str(file))
         self.files.append(report)
         try:
@@ -215,20 +229,18 @@ class Reading:
 
     def _records(self, file: Path, fmt: str) -> Iterator[Paper | InputError]:
         source = str(file)
+        decoder = Utf8Lines()
         if fmt in STREAMED:
             with file.open("rb") as handle:
                 if fmt == "arxiv":
-                    yield from read_arxiv(handle, source, self.options.categories, self.options.since)
+                    yield from read_arxiv(handle, source, decoder, self.options.categories, self.options.since)
                 else:
-                    yield from read_jsonl(handle, source)
-            return
-        try:
-            text = _decode(file, file.read_bytes())
-        except InputError as err:
-            yield err
-            return
-        reader = {"json": read_json, "csv": read_csv, "bibtex": read_bibtex, "pagetext": read_pagetext}[fmt]
-        yield from reader(text, source)
+                    yield from read_jsonl(handle, source, decoder)
+        else:
+            text = decoder.text(file.read_bytes())
+            reader = {"json": read_json, "csv": read_csv, "bibtex": read_bibtex, "pagetext": read_pagetext}[fmt]
+            yield from reader(text, source)
+        self.notes += decoder.notes(source)
 
     def _take(self) -> bool:
         """Sharding: paper number k goes to shard k mod n."""

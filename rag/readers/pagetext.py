@@ -12,8 +12,7 @@ import re
 from collections.abc import Iterator
 
 from rag.errors import InputError
-from rag.identity import derived_id
-from rag.readers.records import clean_abstract, scrub, split_authors
+from rag.readers.records import clean_abstract, new_paper, scrub, split_authors
 from rag.types import Paper
 
 _HEADER = re.compile(r"^\s*([A-Za-z][A-Za-z-]*)\s*[' ]?\s*((?:19|20)\d\d)\b")
@@ -50,21 +49,31 @@ def _is_authors(paragraph: str) -> bool:
 _MARKUP_LINE = re.compile(r"^\s*(#{1,6}\s|```|~~~|\|.*\||[-*+]\s|\d+\.\s|<[a-zA-Z!/]|>\s)")
 
 
+# The header line of a page: "ICLR 2025 Papers", "ICLR 2025 论文列表", "ICML 2025 Accepted Papers",
+# "NeurIPS 2024", or the search page's "论文检索". A line that merely mentions papers is not one.
+_PAGE_HEADER = re.compile(
+    r"^(?:[A-Za-z][A-Za-z-]*\s*'?\s*(?:19|20)\d\d"
+    r"(?:[\s:·-]+(?:accepted|papers?|abstracts?|list|orals?|spotlights?|posters?|论文列表|论文|列表))*"
+    r"|论文检索|论文列表)\s*$",
+    re.I,
+)
+PAGE_EXTENSIONS = (".txt", ".md")
+
+
 def looks_like_pagetext(text: str) -> bool:
-    """A header line naming a paper list ("ICLR 2025 Papers", "论文检索"), then paragraphs of
-    abstract length, and no Markdown or HTML structure: a README or notes file is not a list."""
+    """The sample's page layout: a header line naming a list (`_PAGE_HEADER`), then paragraphs of
+    which at least half are abstract-length (the rest track or author lines), and no Markdown or
+    HTML structure. A README, notes or source code whose first line mentions "papers" is not a list."""
     lines = [line for line in text.splitlines() if line.strip()]
-    if not lines:
-        return False
-    first = lines[0].strip()
-    if len(first) >= 120 or first.endswith(".") or _MARKUP_LINE.match(first):
-        return False
-    if not (_HEADER.match(first) or re.search(r"(papers|论文|paper list|accepted|abstracts)", first, re.I)):
+    if not lines or not _PAGE_HEADER.match(lines[0].strip()):
         return False
     markup = sum(1 for line in lines if _MARKUP_LINE.match(line))
     if markup > max(2, len(lines) // 20):
         return False
-    return any(len(p) >= MIN_ABSTRACT_CHARS for _, p in _paragraphs(text))
+    body = [p for _, p in _paragraphs(text)][1:]
+    abstracts = sum(1 for p in body if len(p) >= MIN_ABSTRACT_CHARS and not _is_authors(p))
+    others = sum(1 for p in body if _TRACK.match(p) or _is_authors(p))
+    return abstracts > 0 and abstracts * 2 >= len(body) - others
 
 
 def read_pagetext(text: str, source: str) -> Iterator[Paper | InputError]:
@@ -72,7 +81,7 @@ def read_pagetext(text: str, source: str) -> Iterator[Paper | InputError]:
     if not paragraphs:
         return
     venue, year = "", None
-    header_line, header = paragraphs[0]
+    _, header = paragraphs[0]
     body = paragraphs
     if len(header) < 120 and not header.endswith("."):
         body = paragraphs[1:]
@@ -95,19 +104,16 @@ def read_pagetext(text: str, source: str) -> Iterator[Paper | InputError]:
             yield InputError(source, f"paragraph too short to be an abstract: {para[:60]!r}", line)
             continue
         ordinal += 1
-        paper = Paper(
-            id="",
-            own_id=False,
+        yield new_paper(
+            None,
+            source,
+            line,
+            ordinal,
             abstract=abstract,
             authors=authors,
             authors_truncated=truncated,
             venue=venue,
             year=year,
             track=track,
-            source=source,
-            position=line,
-            ordinal=ordinal,
         )
-        paper.id = derived_id(paper)
-        yield paper
         track, authors, truncated = "", [], False

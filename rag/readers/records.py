@@ -146,11 +146,15 @@ def paper_from_record(
     extra = {k: v for k, v in record.items() if str(k).lower() not in known and v not in (None, "")}
     if text_fields["area"]:
         extra["area"] = text_fields["area"]
-    own_id = raw_id is not None and str(raw_id).strip() != ""
-    paper = Paper(
-        id=str(raw_id).strip() if own_id else "",
-        own_id=own_id,
-        ordinal=ordinal,
+    url = text_fields["url"]
+    doi = lowered.get("doi")
+    if not url and isinstance(doi, str) and doi.strip():
+        url = "https://doi.org/" + doi.strip()
+    return new_paper(
+        raw_id,
+        source,
+        position,
+        ordinal,
         abstract=abstract,
         title=title,
         authors=authors,
@@ -159,14 +163,23 @@ def paper_from_record(
         year=parse_year(_pick(record, "year", lowered)),
         track=text_fields["track"],
         decision=text_fields["decision"],
-        url=text_fields["url"],
-        source=source,
-        position=position,
+        url=url,
         extra=extra,
     )
-    doi = lowered.get("doi")
-    if not paper.url and isinstance(doi, str) and doi.strip():
-        paper.url = "https://doi.org/" + doi.strip()
+
+
+def new_paper(raw_id: Any, source: str, position: int, ordinal: int, **fields: Any) -> Paper:
+    """A copy as read, for every reader alike: the source's own id when it gives one, else an id
+    derived from the content (rag.identity), so that the rule for "own id" lives in one place."""
+    own_id = raw_id is not None and str(raw_id).strip() != ""
+    paper = Paper(
+        id=str(raw_id).strip() if own_id else "",
+        own_id=own_id,
+        source=source,
+        position=position,
+        ordinal=ordinal,
+        **fields,
+    )
     if not own_id:
         paper.id = derived_id(paper)
     return paper

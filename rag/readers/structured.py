@@ -30,34 +30,66 @@ def _one(record: Any, source: str, line: int, ordinal: int, scrub: bool = True) 
     return paper
 
 
-def _lines(handle: IO[bytes], source: str) -> Iterator[tuple[int, str | InputError]]:
-    """(line number, decoded line) for each non-empty line; a line that is not UTF-8 is an error
-    for that line only."""
+class Utf8Lines:
+    """UTF-8 decoding, one line at a time: a line with bytes that are not UTF-8 (a Latin-1 "é")
+    keeps its other characters, U+FFFD stands in for the bad bytes, and its number is kept in
+    `replaced`, so the reader reports file and line and one bad byte never costs a whole file."""
+
+    def __init__(self) -> None:
+        self.replaced: list[int] = []
+
+    def line(self, number: int, raw: bytes) -> str:
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            self.replaced.append(number)
+            return raw.decode("utf-8", "replace")
+
+    def text(self, data: bytes) -> str:
+        """A whole file (a byte-order mark dropped)."""
+        if data.startswith(b"\xef\xbb\xbf"):
+            data = data[3:]
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            return "\n".join(self.line(n, raw) for n, raw in enumerate(data.split(b"\n"), start=1))
+
+    def notes(self, source: str) -> list[InputError]:
+        """What was replaced: each line, or the first three and a count when there are more."""
+        reason = "bytes that are not UTF-8 replaced with U+FFFD"
+        if len(self.replaced) <= 3:
+            return [InputError(source, reason, n) for n in self.replaced]
+        first = ", ".join(map(str, self.replaced[:3]))
+        return [InputError(source, f"{reason} on {len(self.replaced)} lines ({first}, …); is the file Latin-1?")]
+
+
+def _json_lines(handle: IO[bytes], source: str, decoder: Utf8Lines) -> Iterator[tuple[int, Any, bool] | InputError]:
+    """(line number, parsed value, whether the line has a JSON escape) for each non-empty line of
+    a JSON Lines file; a line that is not JSON is an error for that line only."""
     for number, raw in enumerate(handle, start=1):
         if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]
         if not raw.strip():
             continue
+        line = decoder.line(number, raw)
         try:
-            yield number, raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            yield number, InputError(source, f"not valid UTF-8 (byte {err.start} of the line)", number)
-
-
-def read_jsonl(handle: IO[bytes], source: str) -> Result:
-    ordinal = 0
-    for number, line in _lines(handle, source):
-        if isinstance(line, InputError):
-            yield line
-            continue
-        try:
-            record = json.loads(line)
+            value = json.loads(line)
         except json.JSONDecodeError as err:
             yield InputError(source, f"invalid JSON ({err.msg}, column {err.colno})", number)
             continue
+        # Only a JSON escape can produce a lone surrogate; the scrub is skipped when there is none.
+        yield number, value, "\\u" in line
+
+
+def read_jsonl(handle: IO[bytes], source: str, decoder: Utf8Lines) -> Result:
+    ordinal = 0
+    for item in _json_lines(handle, source, decoder):
+        if isinstance(item, InputError):
+            yield item
+            continue
+        number, record, escaped = item
         ordinal += 1
-        # Only a JSON escape can produce a lone surrogate; skip the scrub when there is none.
-        yield _one(record, source, number, ordinal, "\\u" in line)
+        yield _one(record, source, number, ordinal, escaped)
 
 
 # -- arXiv metadata snapshot --------------------------------------------------------------------
@@ -104,19 +136,21 @@ def arxiv_record(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def read_arxiv(handle: IO[bytes], source: str, categories: tuple[str, ...] = (), since: date | None = None) -> Result:
+def read_arxiv(
+    handle: IO[bytes],
+    source: str,
+    decoder: Utf8Lines,
+    categories: tuple[str, ...] = (),
+    since: date | None = None,
+) -> Result:
     """Streams the arXiv metadata snapshot. `categories`: keep papers with any category starting
     with one of them (`cs.CL`, `cs`); `since`: keep papers updated on or after that day."""
     ordinal = 0
-    for number, line in _lines(handle, source):
-        if isinstance(line, InputError):
-            yield line
+    for item in _json_lines(handle, source, decoder):
+        if isinstance(item, InputError):
+            yield item
             continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as err:
-            yield InputError(source, f"invalid JSON ({err.msg}, column {err.colno})", number)
-            continue
+        number, raw, escaped = item
         if not isinstance(raw, dict) or not raw.get("id"):
             yield InputError(source, "arXiv record without an 'id'", number)
             continue
@@ -126,7 +160,7 @@ def read_arxiv(handle: IO[bytes], source: str, categories: tuple[str, ...] = (),
         if since is not None and record["update_date"][:10] < since.isoformat():
             continue
         ordinal += 1
-        yield _one(record, source, number, ordinal, "\\u" in line)
+        yield _one(record, source, number, ordinal, escaped)
 
 
 # -- whole-file formats ------------------------------------------------------------------------
