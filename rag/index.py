@@ -68,8 +68,11 @@ class WriteLock:
         self._thread_lock = threading.RLock()
 
     def acquire(self, wait: bool = True, on_wait: Callable[[str], None] | None = None) -> bool:
-        if not self._thread_lock.acquire(blocking=wait):
-            return False
+        """Take the lock. `wait=False` gives up when another *process* holds it (a reader
+        then serves what is applied rather than wait out a long ingest). Threads of this process
+        always take turns: when one is bringing the shared cache up to date (a first sync, say),
+        another one waiting for it sees the result instead of an empty catalogue."""
+        self._thread_lock.acquire()
         if self._depth:
             self._depth += 1
             return True

@@ -271,3 +271,35 @@ def test_compact_on_a_shared_server_spares_orphans_a_writer_may_still_commit(
     assert app.compact()["orphan_chunks_deleted"] == 1
     ids = set(app.index.store.chunk_ids())
     assert "FRESH#v#0" in ids and "STALE#v#0" not in ids
+
+
+def test_threads_on_a_fresh_cache_wait_for_the_first_sync(tmp_path: Path) -> None:
+    """An index copied to a new place (or a second machine) starts with no local cache: the
+    first search builds it from the log. Threads searching at that moment wait for that thread
+    instead of searching an empty catalogue ("Nothing found" in one of two UI tabs)."""
+    import shutil
+
+    home = tmp_path / "home"
+    hash_app(home).ingest_sample(progress=False)
+    extra = [{"id": f"X{i}", "title": f"Extra paper {i}", "abstract": f"Extra abstract {i}."} for i in range(1500)]
+    (tmp_path / "extra.jsonl").write_text("".join(json.dumps(r) + "\n" for r in extra), encoding="utf-8")
+    hash_app(home, ingest_batch=100).ingest([tmp_path / "extra.jsonl"], progress=False)  # a log that takes a while
+    for trial in range(3):
+        copy = tmp_path / f"copy{trial}"
+        shutil.copytree(home, copy)
+        shutil.rmtree(copy / "cache")
+        app = hash_app(copy)
+        found: list[int] = []
+        start = threading.Barrier(8)
+
+        def search() -> None:
+            start.wait()
+            hits = app.search("Extra paper 1499", k=1, mode="keyword").hits  # in the log's last segment
+            found.append(1 if hits and hits[0].paper.id == "X1499" else 0)
+
+        threads = [threading.Thread(target=search) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        assert found == [1] * 8, (trial, found)
