@@ -711,6 +711,11 @@ class Catalog:
             )
         ]
 
+    def sources(self) -> list[str]:
+        """Every source file that holds a live copy, sorted (an indexed lookup, not a scan of
+        the papers)."""
+        return [r[0] for r in self.db.execute("SELECT DISTINCT source FROM copies WHERE data IS NOT NULL ORDER BY 1")]
+
     def source_pids(self, source: str) -> dict[str, list[str]]:
         """Live copies of one source file, by paper id."""
         out: dict[str, list[str]] = {}

@@ -254,7 +254,7 @@ def _require_source(app: App, source: Path) -> None:
     wanted = str(source.resolve())
     if catalog.source_pids(wanted):
         return
-    held = sorted({paper.source for _, paper in catalog.iter_papers() if paper.source})
+    held = catalog.sources()
     by_stem: dict[str, list[str]] = {}
     for path in held:
         by_stem.setdefault(Path(path).stem, []).append(path)

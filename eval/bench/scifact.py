@@ -45,7 +45,7 @@ def main() -> None:
         ndcg, recall, rr, times = [], [], [], []
         for item in items:
             start = time.perf_counter()
-            hits = app.search(item.question, k=10, mode=mode).hits  # type: ignore[arg-type]
+            hits = app.search(item.question, k=10, mode=mode).hits
             times.append((time.perf_counter() - start) * 1000)
             ranked = [h.paper.id for h in hits]
             ndcg.append(ndcg_at_k(ranked, item.gold_ids, 10))

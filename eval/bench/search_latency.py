@@ -48,7 +48,7 @@ def main() -> None:
         times = []
         for query in queries:
             start = time.perf_counter()
-            app.search(query, k=10, mode=mode)  # type: ignore[arg-type]
+            app.search(query, k=10, mode=mode)
             times.append((time.perf_counter() - start) * 1000)
         print(
             f"{mode:>8}: p50 {percentile(times, 50):6.1f} ms   p95 {percentile(times, 95):6.1f} ms   "
