@@ -261,8 +261,8 @@ if {host!r}:
     src = chromadb.HttpClient(host={host!r}, port={port}, settings=s)
 else:
     src = chromadb.PersistentClient(path={str(store_path)!r}, settings=s)
-if {host!r}:
-    dst = chromadb.HttpClient(host={host!r}, port={target_port}, settings=s)
+if {host!r}:  # its own Settings: HttpClient writes the port into the one it is given
+    dst = chromadb.HttpClient(host={host!r}, port={target_port}, settings=Settings(anonymized_telemetry=False))
 else:
     dst = chromadb.PersistentClient(path={str(target)!r}, settings=s)
 out = {{}}
