@@ -10,6 +10,7 @@ Pure functions of the question and the catalogue's facet values; no retrieval he
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -68,6 +69,14 @@ class Question:
     pronoun: bool = False  # refers back ("it", "its", "this paper", "they") and names no paper
     described: bool = False  # describes a paper ("the paper on …") rather than naming a thing
     attribute: str = ""  # what is asked of the subject in "the <attribute> of <subject>" ("recommended dose")
+    # Filters the question names that the collection cannot apply: (the words used, why), e.g.
+    # ("orals", "the collection records no decisions"). Answers say so instead of ignoring them.
+    unmet: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+
+    @property
+    def unmet_note(self) -> str:
+        """ "not restricted to orals: the collection records no decisions" ("" when none)."""
+        return "; ".join(f"not restricted to {words}: {why}" for words, why in self.unmet)
 
     @property
     def subject_names(self) -> list[str]:
@@ -204,6 +213,29 @@ def recognise_filters(question: str, facets: dict[str, list[str]]) -> tuple[Filt
     return filters, spans
 
 
+_DECISION_WORD = re.compile(_word(r"(oral|spotlight|poster)s?(?:\s+papers?|\s+presentations?)?"), re.I)
+_POSITION_WORD = re.compile(_word(r"position(?:[- ]track)?\s+papers?|position[- ]track"), re.I)
+
+
+def unmet_filters(question: str, facets: dict[str, list[str]]) -> list[tuple[str, str, tuple[int, int]]]:
+    """Decision words ("orals") and "position papers" in a question that the collection cannot
+    filter by, because it records no decisions (or none of that kind) or no position track, with
+    the reason. A collection of abstracts without decisions must say it cannot tell orals apart,
+    not list other papers as if they were orals."""
+    out: list[tuple[str, str, tuple[int, int]]] = []
+    decisions = facets.get("decision", [])
+    for m in _DECISION_WORD.finditer(question):
+        word = m.group(1).lower()
+        if not decisions:
+            out.append((m.group(0), "the collection records no decisions (oral, spotlight, poster)", m.span()))
+        elif not any(word in fold(d) for d in decisions):
+            out.append((m.group(0), f"the collection records no {word} decisions", m.span()))
+    position = _POSITION_WORD.search(question)
+    if position and not any("position" in fold(t) for t in facets.get("track", [])):
+        out.append((position.group(0), "the collection records no position track", position.span()))
+    return out
+
+
 def _remove_spans(text: str, spans: list[tuple[int, int]]) -> str:
     for start, end in sorted(spans, reverse=True):
         text = text[:start] + " " + text[end:]
@@ -263,6 +295,14 @@ _FINDING = re.compile(
 )
 
 
+_HOW_WELL = re.compile(
+    r"^how\s+(?:well|good|effective(?:ly)?|accurately|reliabl[ey])\s+(?:does|do|did|is|are|can|could)\s+(.+?)"
+    r"(?:\s+(?:work|works|perform|performs|do|generali[sz]e|scale|compare|hold\s+up)\b.*)?[?.!]*$|"
+    r"^how\s+(?:does|do|did)\s+(.+?)\s+(?:perform|compare|fare)\b",
+    re.I,
+)
+
+
 def parse(question: str, catalog: Catalog | None = None) -> Question:
     """Read a question: kind, subject, filters, named authors, topic."""
     text = collapse(question)
@@ -273,8 +313,11 @@ def parse(question: str, catalog: Catalog | None = None) -> Question:
         m = re.search(re.escape(name).replace(r"\.", r"\.?").replace(r"\ ", r"\s+"), text, re.I)
         if m:
             spans.append(m.span())
+    unmet = unmet_filters(text, facets) if catalog is not None else []
+    spans += [span for _, _, span in unmet]
     rest = _remove_spans(text, spans)
     q = Question(text=text, filters=filters, authors=authors, topic=topic_of(rest), rest=rest)
+    q.unmet = list(dict.fromkeys((words, why) for words, why, _ in unmet))
     q.pronoun = bool(_PRONOUN.search(text)) and not proper_names(rest)
     low = text.lower()
     asked = re.search(
@@ -371,7 +414,7 @@ def parse(question: str, catalog: Catalog | None = None) -> Question:
         r"|^(?:list|show|give|find)\b",
         low,
     )
-    if listy and filters.active() and not content_words(q.topic):
+    if listy and (filters.active() or q.unmet) and not content_words(q.topic):
         q.kind = Kind.CATALOGUE_LIST
         return q
 
@@ -410,6 +453,12 @@ def parse(question: str, catalog: Catalog | None = None) -> Question:
             r"\b(?:does|do|did|is|are|was|were|of|in|for)\s+(?:the\s+)?([A-Z][\w-]*(?:\s+[A-Z0-9][\w-]*)*)", text
         )
         q.subject = m.group(1) if m else ""
+        return q
+    m = _HOW_WELL.match(text)
+    if m:  # "How well does X work?", "How does X perform?": its results
+        q.kind = Kind.FINDING
+        q.subject = _clean_subject(m.group(1) or m.group(2) or "")
+        q.subject = "" if _PRONOUN.fullmatch(q.subject) else q.subject
         return q
     m = re.match(
         r"^how\s+(?:does|do|did|is|are)\s+(.+?)\s+(?:work|works|function|operate|achieve\w*|compute\w*|train\w*|built|implemented|do\s+it)\b",
