@@ -212,20 +212,34 @@ def _apposition_name(sentence: str) -> str:
 
 
 _USED_BEFORE = re.compile(
-    r"\b(?:based on|using|use|uses|via|with|such as|like|from|than|over|of|including|extends?|extending)"
+    r"\b(?:based on|using|use|uses|via|with|such as|like|from|than|over|of|for|including|extends?|extending)"
     r"(?:\s+the)?\s+$",
+    re.I,
+)
+
+
+_WEAK_VERB = re.compile(
+    r"^(?:we|I|this\s+(?:paper|work|study|article)|here\s+we)\s+(?:first\s+|also\s+|further\s+)?"
+    r"(?:provide|offer|describe|establish|formulate|contribute)s?\b",
     re.I,
 )
 
 
 def _name_in(sentence: str, tail: str) -> str:
     called = _CALLED.search(sentence)
-    if called and called.group(1).strip("$\\{*") not in COMMON_ACRONYMS:
-        return called.group(1).strip("$\\{*.,")
+    if called:
+        name = called.group(1).strip("$\\{*.,")
+        if name not in COMMON_ACRONYMS:
+            return name
+        word = re.match(r"\s+([a-z][a-z-]{2,})\b", sentence[called.end() :])
+        if word and word.group(1) not in STOPWORDS:  # "called SGD jittering": a common acronym opens the name
+            return f"{name} {word.group(1)}"
     after = _AFTER_VERB.match(tail)
     if after and after.group(1) not in COMMON_ACRONYMS and after.group(1).lower() not in ("we", "this", "it"):
         if is_coined(after.group(1)) or after.group(1)[0].isupper():
             return after.group(1)
+    if _WEAK_VERB.match(tail):
+        return ""  # "this work provides an analysis of KAN …": a weak verb introduces no name by itself
     acronym = _PAREN_ACRONYM.search(tail)
     for word in re.finditer(r"[\w-]+", tail[:300]):
         if _USED_BEFORE.search(tail[max(0, word.start() - 24) : word.start()]):

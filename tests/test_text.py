@@ -110,3 +110,13 @@ def test_a_label_is_a_name_the_paper_introduces_not_one_it_cites() -> None:
     kans = "Inspired by the Kolmogorov-Arnold representation theorem, we propose Kolmogorov-Arnold Networks (KANs)."
     assert derive_label(kans) == "KANs" and introduces(kans, "KANs")
     assert introduced_name("We propose FooNet. FooNet is introduced in Section 3 in detail.") == "FooNet"
+
+
+def test_names_a_paper_uses_are_not_the_name_it_introduces() -> None:
+    mba = (
+        "Model-based architectures (MBAs), such as loop unrolling methods, are interpretable. In this work, we "
+        "propose a simple yet effective training scheme for MBAs, called SGD jittering, which injects noise."
+    )
+    assert introduced_name(mba) == "SGD jittering"
+    assert introduced_name("We propose a client selection rule for FedAvg that is fair.") == ""
+    assert introduced_name("This work provides an analysis of GradNet using tools from RKHS theory.") == ""
