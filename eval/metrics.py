@@ -6,6 +6,8 @@ import math
 import statistics
 from collections.abc import Iterable, Sequence
 
+from eval.results import ItemResult
+
 
 def recall_at_k(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
     gold_set = set(gold)
@@ -105,24 +107,20 @@ def rate(flags: Sequence[bool]) -> float:
     return sum(1 for f in flags if f) / len(flags) if flags else float("nan")
 
 
-def by_kind(results: Sequence[dict], kinds: Sequence[str]) -> dict[str, dict[str, float]]:
+def by_kind(results: Sequence[ItemResult], kinds: Sequence[str]) -> dict[str, dict[str, float]]:
     """Answer metrics per kind of question, from per-item results (the runner's rows): items,
     fact hit rate, citation recall, and the abstention rate (wanted for unanswerable kinds, false
     for answerable ones)."""
     table: dict[str, dict[str, float]] = {}
     for kind in kinds:
-        rows = [r for r in results if (r.get("kind") or "-") == kind and r.get("answer") is not None]
-        facts = [bool(r["fact_hit"]) for r in rows if r.get("fact_hit") is not None]
-        recall = [
-            citation_recall([c[0] for c in r["cited"]], r["gold_ids"])
-            for r in rows
-            if r["answerable"] and r["gold_ids"]
-        ]
+        rows = [r for r in results if (r.kind or "-") == kind and r.answer is not None]
+        facts = [bool(r.fact_hit) for r in rows if r.fact_hit is not None]
+        recall = [citation_recall(r.cited_ids, r.gold_ids) for r in rows if r.answerable and r.gold_ids]
         table[kind] = {
             "items": float(len(rows)),
             "fact_hit_rate": rate(facts),
             "citation_recall": nanmean(recall),
-            "abstained": rate([bool(r["abstained"]) for r in rows]),
-            "answerable": rate([bool(r["answerable"]) for r in rows]),
+            "abstained": rate([bool(r.abstained) for r in rows]),
+            "answerable": rate([bool(r.answerable) for r in rows]),
         }
     return table

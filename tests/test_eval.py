@@ -10,7 +10,10 @@ import pytest
 
 from eval import metrics as m
 from eval.dataset import load_items
+from eval.results import ItemResult
+from eval.runner import parse_config
 from rag.app import App
+from rag.errors import InputError
 from tests.conftest import ROOT, run_rag
 
 DEV = ROOT / "eval" / "datasets" / "dev.jsonl"
@@ -44,33 +47,11 @@ def test_answer_and_abstention_metrics_by_hand() -> None:
     assert m.fact_hit("improves it by up to **8.5%** on OOD", ["by up to 8.5%"])  # bold is not text
     assert m.rate([True, False, False, False]) == 0.25 and math.isnan(m.rate([]))
     rows = [
-        {
-            "kind": "numeric",
-            "answer": "x",
-            "answerable": True,
-            "abstained": False,
-            "fact_hit": True,
-            "cited": [["a", True]],
-            "gold_ids": ["a", "b"],
-        },
-        {
-            "kind": "numeric",
-            "answer": "y",
-            "answerable": True,
-            "abstained": True,
-            "fact_hit": False,
-            "cited": [],
-            "gold_ids": ["c"],
-        },
-        {
-            "kind": "off-topic",
-            "answer": "z",
-            "answerable": False,
-            "abstained": True,
-            "fact_hit": None,
-            "cited": [],
-            "gold_ids": [],
-        },
+        ItemResult(
+            "1", "numeric", "q", True, ["a", "b"], answer="x", abstained=False, fact_hit=True, cited=[("a", True)]
+        ),
+        ItemResult("2", "numeric", "q", True, ["c"], answer="y", abstained=True, fact_hit=False),
+        ItemResult("3", "off-topic", "q", False, [], answer="z", abstained=True),
     ]
     table = m.by_kind(rows, ["numeric", "off-topic"])
     assert table["numeric"] == {
@@ -82,6 +63,29 @@ def test_answer_and_abstention_metrics_by_hand() -> None:
     }
     assert table["off-topic"]["abstained"] == 1.0 and table["off-topic"]["answerable"] == 0.0
     assert m.cost_usd(1_000_000, 500_000, 0.15, 0.60) == pytest.approx(0.45)
+
+
+@pytest.mark.parametrize(
+    ("spec", "named"),
+    [("x:rrf_kk=5", "'rrf_kk'"), ("x:rrf_k=abc", "rrf_k='abc'"), ("x:k=0", "k=0"), ("x:mode=fuzzy", "mode='fuzzy'")],
+)
+def test_a_bad_config_fails_in_one_line_naming_the_key_and_the_valid_keys(spec: str, named: str) -> None:
+    with pytest.raises(InputError) as caught:
+        parse_config(spec)
+    message = str(caught.value)
+    assert named in message and "valid keys:" in message and "rrf_k" in message and "\n" not in message
+    assert parse_config("ok:rrf_k=5,mode=dense").overrides == {"rrf_k": 5, "mode": "dense"}
+
+
+def test_eval_refuses_a_misspelt_config_key(sample_home: Path, tmp_path: Path) -> None:
+    subset = tmp_path / "one.jsonl"
+    subset.write_text(DEV.read_text().splitlines()[0] + "\n")
+    env = {"RAG_HOME": str(sample_home)}
+    for spec in ("x:rrf_kk=5", "x:rrf_k=abc"):
+        result = run_rag("eval", str(subset), "--config", spec, "--out", str(tmp_path / "run"), env=env)
+        assert result.returncode != 0 and "valid keys:" in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "run").exists()
 
 
 def test_invalid_items_are_reported_with_their_line(sample_app: App, tmp_path: Path) -> None:
