@@ -10,10 +10,14 @@ from eval.results import ItemResult
 
 
 def recall_at_k(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
+    """Capped recall (BEIR's R_cap@k): gold papers in the top k over min(k, |gold|), so a topic
+    with more relevant papers than k ("Which papers are about optimal transport?" over a whole
+    conference) scores 1 when the top k are all relevant; with at most k gold papers it is the
+    usual recall."""
     gold_set = set(gold)
     if not gold_set:
         return 0.0
-    return len(gold_set & set(ranked[:k])) / len(gold_set)
+    return len(gold_set & set(ranked[:k])) / min(k, len(gold_set))
 
 
 def reciprocal_rank(ranked: Sequence[str], gold: Iterable[str]) -> float:

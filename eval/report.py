@@ -173,7 +173,7 @@ def markdown(dataset: Path, configs: dict[str, Any], errors: list[str], repeat: 
         lines += ["", f"## Where {names[0]} went wrong", ""]
         lines += [f"- retrieval miss `{r.id}`: {r.question}" for r in misses[:15]]
         lines += [
-            f"- {'abstained on answerable' if r['answerable'] else 'answered unanswerable'} `{r.id}`: {r.question}"
+            f"- {'abstained on answerable' if r.answerable else 'answered unanswerable'} `{r.id}`: {r.question}"
             for r in wrong_abstain[:15]
         ]
     if errors:

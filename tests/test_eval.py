@@ -30,6 +30,10 @@ FALSE_ABSTENTION_CEILING = 0.05
 def test_ranking_metrics_by_hand() -> None:
     ranked = ["a", "b", "c", "d"]
     assert m.recall_at_k(ranked, ["b", "z"], 2) == 0.5
+    # Capped: more gold papers than k, the top k all gold -> 1; one of two in the top 2 -> 0.5.
+    assert (
+        m.recall_at_k(ranked, ["a", "b", "c", "x", "y"], 2) == 1.0 and m.recall_at_k(ranked, ["a", "x", "y"], 2) == 0.5
+    )
     assert m.reciprocal_rank(ranked, ["c"]) == pytest.approx(1 / 3)
     assert m.reciprocal_rank(ranked, ["z"]) == 0.0
     # One gold at rank 2: DCG = 1/log2(3); ideal DCG = 1.
@@ -180,3 +184,39 @@ def test_regression_guard_on_the_dev_set(sample_app: App) -> None:
     assert metrics["citation_recall"] >= CITATION_RECALL_FLOOR, metrics
     assert metrics["abstention_accuracy"] >= ABSTENTION_ACCURACY_FLOOR, metrics
     assert metrics["false_abstention_rate"] <= FALSE_ABSTENTION_CEILING, metrics
+
+
+def test_report_lists_retrieval_misses_and_wrong_abstentions(tmp_path: Path) -> None:
+    from eval import report
+
+    rows = [
+        ItemResult("miss", "factoid", "Where is it?", True, ["a"], answer="x", abstained=True, retrieved=["b"]),
+        ItemResult("bad", "off-topic", "Who won?", False, [], answer="y", abstained=False, retrieved=["c"]),
+    ]
+    for row in rows:
+        row.timings_ms["total"] = 1.0
+    config = {
+        "metrics": {"items": 2.0},
+        "spread": {},
+        "results": [rows],
+        "fingerprint": "fp",
+        "papers": 3,
+        "answer_mode": "extractive",
+        "settings": {
+            "mode": "hybrid",
+            "k": 5,
+            "answerer": "auto",
+            "embedder": "hash",
+            "rrf_k": 10,
+            "chunk_tokens": 512,
+        },
+        "overrides": {},
+    }
+    data = tmp_path / "d.jsonl"
+    data.write_text("{}\n")
+    text = report.markdown(data, {"hybrid": config}, [], 1)
+    assert "retrieval miss `miss`" in text and "abstained on answerable `miss`" in text
+    assert "answered unanswerable `bad`" in text
+    written = report.write(data, {"hybrid": config}, [], 1, tmp_path / "out")
+    saved = json.loads(written["results"].read_text())["configs"]["hybrid"]["results"][0]
+    assert [r["id"] for r in saved] == ["miss", "bad"] and saved[0]["gold_ids"] == ["a"]
