@@ -36,6 +36,7 @@ from rag.cite import (
 from rag.compose import Draft, ExtractiveAnswerer, also_relevant_line, name_of
 from rag.errors import LLMError, QuestionError
 from rag.evidence import MAX_SOURCE_CHARS, Scored
+from rag.examples import coined_name
 from rag.gate import (
     ABSTAIN_SENTINEL,
     ABSTAIN_TEXT,
@@ -193,6 +194,15 @@ class Verifier:
             claim.supported, claim.reason = False, "the LLM verifier found no support"
 
 
+def with_subject_of(q: Question, context: Sequence[Paper]) -> Question:
+    """ "How does it work?" after an answer about CTE asks how CTE works: a what-is, how-it-works
+    or does-it-work question whose subject is a pronoun takes the name the conversation's paper
+    coined (rag.examples.coined_name), so the gate and the composer look for its definition."""
+    if q.pronoun and not q.subject and context and q.kind in (Kind.DEFINITION, Kind.MECHANISM, Kind.FINDING):
+        q.subject = coined_name(context[0])
+    return q
+
+
 def _unmet_line(q: Question) -> str:
     """The closing note when the question names a filter the collection cannot apply."""
     return f"\n\nNote: {end_sentence(q.unmet_note)}" if q.unmet else ""
@@ -258,7 +268,7 @@ class AnswerPipeline:
         usage = Usage()
         start = time.perf_counter()
         catalog = self.catalog()
-        q = parse(question, catalog)
+        q = with_subject_of(parse(question, catalog), context)
         filters = merge_filters(filters, q.filters)
         result = Answer(
             question=question,

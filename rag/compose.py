@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 
 from rag.evidence import FINDING, MECHANISM, MOTIVATION, RESULT, Scored, source_sentences
-from rag.gate import ABSTAIN_SENTINEL, Gate, also_relevant, defines
+from rag.gate import ABSTAIN_SENTINEL, Gate, also_relevant, defines, topic_words, words_of
 from rag.question import Kind, Question
 from rag.text import (
     bold_numbers,
@@ -30,7 +30,7 @@ from rag.text import (
     format_authors,
     introduces,
     numbers_in,
-    value_numbers,
+    stated_numbers,
 )
 from rag.types import Claim, Hit, Paper
 
@@ -152,7 +152,7 @@ class ExtractiveAnswerer:
         self, question: Question, hits: list[Hit], scored: list[Scored], by_source: dict[int, list[Scored]]
     ) -> Draft:
         asked = set(numbers_in(question.text))
-        with_number = [r for r in scored if [v for v in value_numbers(r.sentence) if v not in asked]]
+        with_number = [r for r in scored if [v for v in stated_numbers(r.sentence) if v not in asked]]
         first = with_number[0] if with_number else scored[0]
         chosen = [first]
         for row in by_source[first.source]:
@@ -176,8 +176,8 @@ class ExtractiveAnswerer:
         blocks = []
         for n in sources:
             rows = by_source[n]
-            intro = [r for r in rows if subjects and any(introduces(r.sentence, s) for s in subjects)]
-            first = intro[0] if intro else rows[0]
+            intro = first_introducing(source_sentences(hits[n - 1].paper), subjects)
+            first = next((r for r in rows if r.sentence == intro), rows[0])
             rest = [r for r in rows if r is not first and r.score >= 0.85 * first.score][:1]
             blocks.append(Block(n, [first.sentence] + [r.sentence for r in rest], with_byline=True))
         if not gate.focus and len(scored) > 1:  # a lookup: the runner-up paper only if nearly as good
@@ -195,18 +195,17 @@ class ExtractiveAnswerer:
         subjects = question.subject_names if question.names_subject else []
         sources = [n for n in gate.focus if n in by_source] or [scored[0].source]
         n = max(sources, key=lambda s: by_source[s][0].score)
-        rows = by_source[n]
-        defining = [
-            r for r in rows if subjects and any(introduces(r.sentence, s) or defines(r.sentence, s) for s in subjects)
-        ]
-        first = defining[0] if defining else rows[0]
         order = source_sentences(hits[n - 1].paper)
-        position = {sentence: i for i, sentence in enumerate(order)}
-        at = position.get(first.sentence, 0)
+        # The first sentence that introduces or defines the subject: where the abstract says what
+        # it is ("we introduce Compress Then Explain (CTE), …"), not a later one that names it
+        # again ("CTE is a simple plug-in …", "we propose a novel Iterative SRO algorithm").
+        first = first_introducing(order, subjects, define=True) or by_source[n][0].sentence
+        at = order.index(first) if first in order else 0
         how = [s for s in order[at + 1 :] if is_mechanism(s)]
-        if not how:  # nothing after it says how: a mechanism sentence before it will do
-            how = [s for s in order[:at] if is_mechanism(s) and not MOTIVATION.search(s)]
-        return render([Block(n, [first.sentence] + how[: self.max_sentences - 1])], hits, question)
+        if not how:  # nothing after it says how: a mechanism sentence before it, about this work, will do
+            ours = re.compile(r"\b(?:we|our)\b", re.I)
+            how = [s for s in order[:at] if is_mechanism(s) and (ours.search(s) or any(n in s for n in subjects))]
+        return render([Block(n, [first] + how[: self.max_sentences - 1])], hits, question)
 
     def _finding(
         self, question: Question, hits: list[Hit], scored: list[Scored], by_source: dict[int, list[Scored]]
@@ -227,12 +226,20 @@ class ExtractiveAnswerer:
         self, question: Question, hits: list[Hit], scored: list[Scored], by_source: dict[int, list[Scored]]
     ) -> Draft:
         """One line per paper whose best sentence is close to the question (score within 0.7 of
-        the best, some sentence at cosine >= 0.3). When none is that close the list is never
-        empty: the nearest papers are shown and said to be the nearest."""
+        the best, some sentence at cosine >= 0.3), or that has a sentence with every word of the
+        topic ("… then develop Shapley value to …" for "Which papers use Shapley values?"). When
+        none matches the list is never empty: the nearest papers are shown and said to be the
+        nearest."""
         best = scored[0].score
         closest = {n: max(r.cosine for r in rows) for n, rows in by_source.items()}
+        topic = topic_words(question)
+        naming = {
+            n: next((r for r in rows if topic and topic <= words_of(r.sentence) and r.cosine >= 0.2), None)
+            for n, rows in by_source.items()
+        }
         ranked = sorted(by_source, key=lambda n: -by_source[n][0].score)
-        matching = [n for n in ranked if by_source[n][0].score >= 0.7 * best and closest[n] >= 0.3]
+        close = {n for n in ranked if by_source[n][0].score >= 0.7 * best and closest[n] >= 0.3}
+        matching = [n for n in ranked if n in close or naming[n] is not None]
         near = not matching
         if near:
             matching = [n for n in ranked if closest[n] >= 0.2][:3]
@@ -247,21 +254,39 @@ class ExtractiveAnswerer:
             head = f"{len(matching)} of the retrieved papers match{scope}; the {len(shown)} most relevant:"
         else:
             head = f"{len(shown)} of the retrieved papers match{scope}:"
-        draft = render([Block(n, [by_source[n][0].sentence]) for n in shown], hits, question, head=head, numbered=True)
+        quotes = [naming.get(n) or by_source[n][0] if n not in close else by_source[n][0] for n in shown]
+        draft = render([Block(r.source, [r.sentence]) for r in quotes], hits, question, head=head, numbered=True)
         if more:
             draft.text += f"\n… and {len(more)} more (under Also relevant)."
             draft.related = more
         return draft
 
 
+def first_introducing(sentences: list[str], subjects: list[str], define: bool = False) -> str:
+    """The first sentence, in the abstract's order, that introduces one of `subjects` (or, with
+    `define`, defines it): where the abstract says what it is ("we introduce Sketching for
+    Regularized Optimization (SRO), …"), not a later one that names it again ("we propose a novel
+    Iterative SRO algorithm", "CTE is a simple plug-in …"). "" when none does."""
+    for sentence in sentences:
+        if any(introduces(sentence, name) or (define and defines(sentence, name)) for name in subjects):
+            return sentence
+    return ""
+
+
 def is_mechanism(sentence: str) -> bool:
     """A sentence on how a method works: it says what is done and by what means ("we train …",
-    "by decomposing …", "our method …"), and reports no result or motivation."""
+    "our method …"), and reports no result or motivation; one that opens with the means ("By
+    modifying specific neurons …, FiNE improves …") is one even when it ends in a result."""
+    if _BY_MEANS.match(sentence):
+        return True
     return bool(
         (MECHANISM.search(sentence) or _OUR_METHOD.match(sentence))
         and not RESULT.search(sentence)
         and not MOTIVATION.search(sentence)
     )
+
+
+_BY_MEANS = re.compile(r"^(?:by|through|via)\s+(?:\w+ly\s+)?\w+ing\b", re.I)
 
 
 _OUR_METHOD = re.compile(

@@ -41,18 +41,23 @@ MOTIVATION = re.compile(
     r"\bremains?\s+(?:a|an)?\s*(?:challenge|open|unclear)|\bhave\s+(?:shown|been)\b",
     re.I,
 )
-# How something works: the sentence says what is done, and by what means.
+# How something works: the sentence says what is done, and by what means (verbs, not nouns:
+# "computes", not "computational").
 MECHANISM = re.compile(
-    r"\b(?:by|via|through|uses?|using|leverag\w*|employ\w*|consists?|combin\w*|first(?:ly)?|then|"
-    r"learns?|trains?|trained|comput\w*|maps?|encod\w*|decompos\w*|builds?|selects?|select(?:ion|ing)|"
-    r"projects?|optimi[sz]\w*|estimat\w*|perturb\w*|captur\w*|extract\w*|replac\w*|interven\w*|"
-    r"generat\w*|constructs?|represent\w*|parametri[sz]\w*|applies|apply|relies)\b",
+    r"\b(?:by|via|through|uses?|using|leverag(?:es?|ing)|employ(?:s|ing)?|consists?|combin(?:es?|ing)|"
+    r"first(?:ly)?|then|learns?|trains?|trained|computes?|computing|maps?|mapping|encodes?|encoding|"
+    r"decompos(?:es?|ing)|builds?|selects?|selecting|selection|projects?|projecting|optimi[sz](?:es?|ing)|"
+    r"estimat(?:es?|ing)|perturb(?:s|ing)?|captures?|capturing|extracts?|extracting|replac(?:es?|ing)|"
+    r"interven(?:es?|ing|tions?)|generates?|generating|constructs?|constructing|represents?|representing|"
+    r"parametri[sz](?:es?|ing)|applies|apply|applying|relies|rely|operates?|injects?|integrates?|exploits?|"
+    r"iteratively|adopts?|transform(?:s|ed|ing)?)\b",
     re.I,
 )
 # What a result reports (numbers, comparisons): not how a method works.
 RESULT = re.compile(
     r"\b(?:outperform\w*|surpass\w*|state-of-the-art|experiments?|evaluations?|results?|benchmarks?|"
     r"achiev\w*|accuracy|code\s+(?:is|and)|available\s+at|we\s+(?:show|find|found|observe)\s+that|"
+    r"(?:significantly|substantially|consistently)\s+(?:improv|outperform|reduc|enhanc)\w*|faster|superior\w*|"
     r"(?:analys[ie]s|findings)\s+(?:show|point|suggest|reveal|indicate)|promising\s+(?:avenue|direction))\b|"
     r"\d+(?:\.\d+)?\s?(?:%|\\%|×|x\b)",
     re.I,

@@ -284,7 +284,8 @@ _NUMERIC = re.compile(
     r"\b(?:how\s+(?:many|much|often|large|fast|big|long|accurate)|by\s+how\s+much|"
     r"what\s+(?:is\s+the\s+|are\s+the\s+)?(?:accuracy|percentage|percent|score|number|rate|speed-?up|improvement|gain|"
     r"size|price|cost|value|error|f1|auc|win\s+rate|success\s+rate|reduction|performance)|"
-    r"what\s+(?:[\w-]+\s+){1,3}(?:accuracy|rate|score|improvement|gain|speed-?up|reduction|error))\b",
+    r"what\s+(?:[\w-]+\s+){1,3}(?:accuracy|rate|score|improvement|gain|speed-?up|reduction|error)|"
+    r"what\s+(?:(?:input|sequence|context|value)\s+)?(?:range|lengths?)\s+(?:of|does|do|did|is|are|can)\b)\b",
     re.I,
 )
 _FINDING = re.compile(
@@ -457,8 +458,7 @@ def parse(question: str, catalog: Catalog | None = None) -> Question:
     m = _HOW_WELL.match(text)
     if m:  # "How well does X work?", "How does X perform?": its results
         q.kind = Kind.FINDING
-        q.subject = _clean_subject(m.group(1) or m.group(2) or "")
-        q.subject = "" if _PRONOUN.fullmatch(q.subject) else q.subject
+        q.subject = _own_subject(_clean_subject(m.group(1) or m.group(2) or ""))
         return q
     m = re.match(
         r"^how\s+(?:does|do|did|is|are)\s+(.+?)\s+(?:work|works|function|operate|achieve\w*|compute\w*|train\w*|built|implemented|do\s+it)\b",
@@ -467,7 +467,7 @@ def parse(question: str, catalog: Catalog | None = None) -> Question:
     )
     if m or re.search(r"\bmechanism\b|\bhow\s+does\b", low):
         q.kind = Kind.MECHANISM
-        q.subject = _clean_subject(m.group(1)) if m else ""
+        q.subject = _own_subject(_clean_subject(m.group(1)) if m else "")
         return q
     if _FINDING.search(text):
         q.kind = Kind.FINDING
@@ -476,7 +476,7 @@ def parse(question: str, catalog: Catalog | None = None) -> Question:
             text,
             re.I,
         )
-        q.subject = _clean_subject(m.group(1)) if m else ""
+        q.subject = _own_subject(_clean_subject(m.group(1)) if m else "")
         return q
     m = re.match(
         r"^(?:what\s+(?:is|are|was|were)|what's|whats|tell\s+me\s+(?:more\s+)?about|describe|explain|define|"
@@ -486,9 +486,15 @@ def parse(question: str, catalog: Catalog | None = None) -> Question:
     )
     if m:
         q.kind = Kind.DEFINITION
-        q.subject = _clean_subject(m.group(1) or m.group(2) or "")
+        q.subject = _own_subject(_clean_subject(m.group(1) or m.group(2) or ""))
         return q
     return q
+
+
+def _own_subject(subject: str) -> str:
+    """A subject that is only a pronoun ("How does it work?") names nothing: "" (the pipeline
+    then takes the subject from the conversation)."""
+    return "" if _PRONOUN.fullmatch(subject) else subject
 
 
 _ANY_NUMBER = re.compile(r"\d")
@@ -504,11 +510,11 @@ _UNITS = [
             re.I,
         ),
     ),
-    (re.compile(r"\bhow\s+(?:much|many|often)\b", re.I), _ANY_NUMBER),
-    (
+    (  # before "how much": "how much faster" asks for a factor
         re.compile(r"\bhow\s+fast\b|\bspeed-?ups?\b|\bfaster\b", re.I),
         re.compile(r"\d\s*(?:x|×|times|-fold)|\\times|%|\bfaster\b|\bspeed", re.I),
     ),
+    (re.compile(r"\bhow\s+(?:much|many|often)\b", re.I), _ANY_NUMBER),
     (
         re.compile(r"\b(?:percentage|percent|accuracy|rate|score|error|f1|auc)\b", re.I),
         re.compile(r"%|\d\.\d|\bpercent|\d\s*(?:x|×|times|-fold)|\\times", re.I),

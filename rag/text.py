@@ -703,11 +703,12 @@ def join_sentences(parts: Sequence[str]) -> str:
 
 # A number that states a value ("55.25%", "8.5\%", "1.11x–2.23x", "26,206", "16 million"), not
 # one inside a name ("STL-10", "GPT-4o", "ResNet-50", "Llama-3.1-8B").
-_VALUE = (
-    r"(?<![\w.\-/])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+_AMOUNT = (
+    r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
     r"(?:\s?(?:\\?%|×|x(?![a-z])|-fold|\s(?:million|billion|thousand|times|points?|pp)\b|[kKMB]\b))?"
 )
-VALUE_NUMBER = re.compile(rf"{_VALUE}(?:\s?(?:–|-|to)\s?{_VALUE})?")
+_VALUE = rf"(?<![\w.\-/]){_AMOUNT}"
+VALUE_NUMBER = re.compile(rf"{_VALUE}(?:\s?(?:–|-|to)\s?{_AMOUNT})?")
 
 
 def value_numbers(sentence: str) -> list[str]:
@@ -715,16 +716,34 @@ def value_numbers(sentence: str) -> list[str]:
     return [m.group(0) for m in VALUE_NUMBER.finditer(sentence) if not re.fullmatch(r"(?:19|20)\d\d", m.group(0))]
 
 
+# Counts written as words ("four text classification datasets", "nine datasets"); "one" is left
+# out: "one of the", "one can" are not counts.
+NUMBER_WORDS = re.compile(
+    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|twenty|thirty|"
+    r"forty|fifty|hundred|thousand|dozens?|hundreds|thousands|millions|billions)\b",
+    re.I,
+)
+
+
+def stated_numbers(sentence: str) -> list[str]:
+    """The values a sentence states: its value numbers, else its counts written as words."""
+    return value_numbers(sentence) or [m.group(0) for m in NUMBER_WORDS.finditer(sentence)]
+
+
 def bold_numbers(sentence: str, skip: Sequence[str] = ()) -> str:
     """The sentence with its value numbers in Markdown bold ("by up to **8.5%**"), except
-    numbers in `skip` (those the question itself states) and years."""
+    numbers in `skip` (those the question itself states), years, and numbers inside LaTeX math
+    (`$10^{-45}$`: bold markers there would break the math)."""
     skipped = {s.strip() for s in skip}
+    math = [m.span() for m in re.finditer(r"\$[^$]{0,200}\$", sentence)]
     # When some numbers carry a unit (%, x, million) those are the answer; bare counts ("16
     # existing methods") then stay plain.
     with_unit = any(re.search(r"[^\d.,\s]", m.group(0)) for m in VALUE_NUMBER.finditer(sentence))
 
     def repl(match: re.Match[str]) -> str:
         text = match.group(0)
+        if any(start < match.start() < end for start, end in math):
+            return text
         if (
             sentence[max(0, match.start() - 2) : match.start()] == "**"
             or sentence[match.end() : match.end() + 2] == "**"

@@ -6,10 +6,11 @@ papers are checked against their title, and the gate's rules cost no embedding."
 from __future__ import annotations
 
 from rag.catalog import Catalog
+from rag.chat import ChatSession
 from rag.compose import ExtractiveAnswerer, also_relevant_line
 from rag.evidence import Scored
 from rag.gate import ABSTAIN_SENTINEL, Gate
-from rag.question import Kind, parse
+from rag.question import Kind, parse, wanted_unit
 from rag.types import Claim, Hit, Paper
 from tests.fakes import corpus, pipeline
 
@@ -133,3 +134,50 @@ def test_scored_sentences_come_from_candidates_only_of_the_sources() -> None:
 def test_catalog_fixture_has_decisions() -> None:
     catalog = Catalog.of(corpus())
     assert "Accept (Oral)" in catalog.facet_values("decision")
+
+
+SKETCH = Paper(
+    id="s1",
+    label="SkeRO",
+    abstract="Randomized algorithms solve large problems. In this paper, we introduce Sketching for Regularized "
+    "Optimization (SkeRO), a fast sketching algorithm for least squares. SkeRO operates by first creating a sketch of "
+    "the data matrix and then solving the sketched problem. Furthermore, we propose a novel Iterative SkeRO "
+    "algorithm, which reduces the error geometrically. Experiments validate SkeRO.",
+)
+
+
+def test_the_introducing_sentence_is_the_first_that_introduces_the_name() -> None:
+    pipe, _ = pipeline([SKETCH, *corpus()])
+    for question in ("Which paper proposed SkeRO?", "What is SkeRO?", "How does SkeRO work?"):
+        answer = pipe.answer(question)
+        assert answer.claims[0].text.startswith("In this paper, we introduce Sketching"), (question, answer.text)
+    how = pipe.answer("How does SkeRO work?")
+    assert any("creating a sketch" in c.text for c in how.claims)
+
+
+def test_a_pronoun_follow_up_takes_the_subject_of_the_conversation() -> None:
+    pipe, retriever = pipeline([SKETCH, *corpus()])
+    session = ChatSession(pipe, retriever.catalog)
+    session.ask("What is SkeRO?")
+    for question in ("How does it work?", "What does it stand for?"):
+        answer = session.ask(question)
+        assert not answer.abstained and answer.citations[0].paper.id == "s1", (question, answer.text)
+        assert answer.claims[0].text.startswith("In this paper, we introduce Sketching")
+
+
+def test_a_list_names_papers_whose_sentence_has_every_word_of_the_topic() -> None:
+    question = parse("Which papers use Shapley values?")
+    papers = [Paper(id="a", abstract="x"), Paper(id="b", abstract="y"), Paper(id="c", abstract="z")]
+    hits = [Hit(p, 1.0) for p in papers]
+    scored = [
+        Scored(0.9, 0.6, 1, "Post-hoc methods like Shapley values are expensive."),
+        Scored(0.4, 0.25, 2, "We then develop Shapley value to map message flow contributions."),
+        Scored(0.4, 0.25, 3, "We study message flows in graphs."),
+    ]
+    draft = ExtractiveAnswerer().compose(question, hits, scored, Gate(True, "", 0.6))
+    assert [c.cites for c in draft.claims] == [[1], [2]] and "develop Shapley value" in draft.text
+
+
+def test_how_much_faster_wants_a_factor() -> None:
+    unit = wanted_unit("How much faster is it?")
+    assert unit is not None and unit.search("2-3x faster") and not unit.search("on 12 benchmarks")

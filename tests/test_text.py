@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rag.readers import read_paths
 from rag.text import (
+    bold_numbers,
     cited_names,
     derive_label,
     end_sentence,
@@ -15,7 +16,9 @@ from rag.text import (
     plain,
     printable,
     split_sentences,
+    stated_numbers,
     terminal_clip,
+    value_numbers,
 )
 from tests.conftest import SAMPLE
 
@@ -120,3 +123,14 @@ def test_names_a_paper_uses_are_not_the_name_it_introduces() -> None:
     assert introduced_name(mba) == "SGD jittering"
     assert introduced_name("We propose a client selection rule for FedAvg that is fair.") == ""
     assert introduced_name("This work provides an analysis of GradNet using tools from RKHS theory.") == ""
+
+
+def test_numbers_stated_as_words_ranges_and_math() -> None:
+    assert stated_numbers("experiments on four text classification datasets") == ["four"]
+    assert stated_numbers("one of the methods") == [] and stated_numbers("at 55.25% on four sets") == ["55.25%"]
+    assert (
+        value_numbers("error 2-3x faster") == ["2-3x"] and bold_numbers("error 2-3x faster") == "error **2-3x** faster"
+    )
+    assert bold_numbers(r"a range from $10^{-45}$ to $10^{45}$ in 8.5% of cases") == (
+        r"a range from $10^{-45}$ to $10^{45}$ in **8.5%** of cases"
+    )
