@@ -2,7 +2,7 @@
 train claims (nDCG@10 over 5,183 biomedical abstracts) and a dev set over a whole conference (the
 seeds plus both shared lists: Recall@5 and MRR).
 
-    python -m eval.bench.fusion_sweep --dev-home DIR [--dev eval/datasets/dev.jsonl]
+    python -m eval.bench.fusion_sweep --dev-home DIR [--dev eval/datasets/dev_big.jsonl]
                                       [--scifact-home DIR] [--json]
 
 Each ranker runs once per question (its top 100); the grid then fuses the stored rankings, so a
@@ -47,7 +47,7 @@ def rankings(home: Path, dataset: Path) -> list[tuple[list[str], dict[str, list[
                     "dense": dense,
                     "keyword": keyword,
                     "facets": retriever.facets(
-                        loaded, item.question, [Ranking("dense", dense), Ranking("keyword", keyword)]
+                        loaded, item.question, [Ranking("dense", dense), Ranking("keyword", keyword)], vector, DEPTH
                     ),
                     "names": retriever.names(loaded, item.question, None),
                     "authors": retriever.authors(loaded, item.question, None),
@@ -71,7 +71,7 @@ def score(runs: list[tuple[list[str], dict[str, list[str]]]], weights: Weights, 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--dev-home", type=Path, required=True)
-    parser.add_argument("--dev", type=Path, default=ROOT / "eval" / "datasets" / "dev.jsonl")
+    parser.add_argument("--dev", type=Path, default=ROOT / "eval" / "datasets" / "dev_big.jsonl")
     parser.add_argument("--scifact-home", type=Path)
     parser.add_argument(
         "--scifact", type=Path, default=ROOT.parent / "shared" / "data" / "scifact" / "queries_train.jsonl"
