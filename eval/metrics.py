@@ -76,11 +76,13 @@ def citation_precision(cited: Sequence[tuple[str, bool]], gold: Iterable[str]) -
     return sum(1 for pid, supported in cited if pid in gold_set or supported) / len(cited)
 
 
-def citation_recall(cited_ids: Iterable[str], gold: Iterable[str]) -> float:
+def citation_recall(cited_ids: Iterable[str], gold: Iterable[str], cap: int | None = None) -> float:
+    """Gold papers cited over the gold papers, or over `cap` when there are more (an answer
+    cites at most k sources: a topic with 30 relevant papers is fully answered by k of them)."""
     gold_set = set(gold)
     if not gold_set:
         return float("nan")
-    return len(gold_set & set(cited_ids)) / len(gold_set)
+    return len(gold_set & set(cited_ids)) / min(len(gold_set), cap or len(gold_set))
 
 
 def abstention_scores(predicted: Sequence[bool], should: Sequence[bool]) -> dict[str, float]:
@@ -111,7 +113,7 @@ def rate(flags: Sequence[bool]) -> float:
     return sum(1 for f in flags if f) / len(flags) if flags else float("nan")
 
 
-def by_kind(results: Sequence[ItemResult], kinds: Sequence[str]) -> dict[str, dict[str, float]]:
+def by_kind(results: Sequence[ItemResult], kinds: Sequence[str], cap: int | None = None) -> dict[str, dict[str, float]]:
     """Answer metrics per kind of question, from per-item results (the runner's rows): items,
     fact hit rate, citation recall, and the abstention rate (wanted for unanswerable kinds, false
     for answerable ones)."""
@@ -119,7 +121,7 @@ def by_kind(results: Sequence[ItemResult], kinds: Sequence[str]) -> dict[str, di
     for kind in kinds:
         rows = [r for r in results if (r.kind or "-") == kind and r.answer is not None]
         facts = [bool(r.fact_hit) for r in rows if r.fact_hit is not None]
-        recall = [citation_recall(r.cited_ids, r.gold_ids) for r in rows if r.answerable and r.gold_ids]
+        recall = [citation_recall(r.cited_ids, r.gold_ids, cap) for r in rows if r.answerable and r.gold_ids]
         table[kind] = {
             "items": float(len(rows)),
             "fact_hit_rate": rate(facts),

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import rag
+from eval.metrics import recall_at_k
 from eval.results import ItemResult
 
 HEADLINE = [
@@ -139,7 +140,7 @@ def markdown(dataset: Path, configs: dict[str, Any], errors: list[str], repeat: 
         cells = []
         for name in names:
             rows = [r for r in configs[name]["results"][0] if (r.kind or "-") == kind and r.answerable and r.gold_ids]
-            hits = [len(set(r.retrieved[:5]) & set(r.gold_ids)) / len(r.gold_ids) for r in rows]
+            hits = [recall_at_k(r.retrieved, r.gold_ids, 5) for r in rows]
             cells.append(f"{sum(hits) / len(hits):.2f} (n={len(rows)})" if rows else "–")
         lines.append(f"| {kind} | " + " | ".join(cells) + " |")
     answered = [r for r in first["results"][0] if r.answer is not None]
@@ -156,7 +157,7 @@ def markdown(dataset: Path, configs: dict[str, Any], errors: list[str], repeat: 
             "| kind | items | fact hit | citation recall | abstained |",
             "|---|---|---|---|---|",
         ]
-        for kind, row in by_kind(answered, kinds).items():
+        for kind, row in by_kind(answered, kinds, first["settings"].get("k")).items():
             if not row["items"]:
                 continue
             cells = [_fmt(row[k], 0.0, k) for k in ("fact_hit_rate", "citation_recall", "abstained")]

@@ -175,7 +175,7 @@ def aggregate(results: list[ItemResult], settings: Settings) -> dict[str, float]
             (sum(1 for pid, ok, gold in cites if pid in gold or ok) / len(cites)) if cites else float("nan")
         )
         out["citation_recall"] = m.nanmean(
-            m.citation_recall(r.cited_ids, r.gold_ids) for r in answered if r.answerable and r.gold_ids
+            m.citation_recall(r.cited_ids, r.gold_ids, settings.k) for r in answered if r.answerable and r.gold_ids
         )
         out.update(m.abstention_scores([bool(r.abstained) for r in answered], [not r.answerable for r in answered]))
         out["false_abstention_rate"] = m.rate([bool(r.abstained) for r in answered if r.answerable])

@@ -46,6 +46,7 @@ def test_answer_and_abstention_metrics_by_hand() -> None:
     assert m.fact_hit("It reaches 55.25% on STL-10.", ["55.25", "60"]) and not m.fact_hit("no", ["55.25"])
     assert m.citation_precision([("a", False), ("b", True), ("c", False)], ["a"]) == pytest.approx(2 / 3)
     assert m.citation_recall(["a"], ["a", "b"]) == 0.5
+    assert m.citation_recall(["a", "b"], ["a", "b", "c", "d"], cap=2) == 1.0  # at most k papers can be cited
     scores = m.abstention_scores([True, True, False, False], [True, False, True, False])
     assert scores == {"abstention_precision": 0.5, "abstention_recall": 0.5, "abstention_accuracy": 0.5}
     assert m.fact_hit("improves it by up to **8.5%** on OOD", ["by up to 8.5%"])  # bold is not text
@@ -220,3 +221,21 @@ def test_report_lists_retrieval_misses_and_wrong_abstentions(tmp_path: Path) -> 
     written = report.write(data, {"hybrid": config}, [], 1, tmp_path / "out")
     saved = json.loads(written["results"].read_text())["configs"]["hybrid"]["results"][0]
     assert [r["id"] for r in saved] == ["miss", "bad"] and saved[0]["gold_ids"] == ["a"]
+
+
+def test_gold_rules_name_every_matching_paper(tmp_path: Path) -> None:
+    from rag.catalog import Catalog
+    from tests.fakes import corpus
+
+    catalog = Catalog.of(corpus())
+    data = tmp_path / "rules.jsonl"
+    records = [
+        {"id": "topic", "question": "Which papers study gradient projection?", "gold_pattern": ["gradient", "project"]},
+        {"id": "both", "question": "What did they write?", "gold_authors": ["Alan Turing", "Grace Hopper"]},
+        {"id": "track", "question": "Which position papers are there?", "gold_track": "position"},
+        {"id": "none", "question": "Which papers study dropout?", "gold_pattern": ["dropout"]},
+    ]
+    data.write_text("".join(json.dumps(r) + "\n" for r in records))
+    items, errors = load_items(data, catalog)
+    assert {i.id: sorted(i.gold_ids) for i in items} == {"topic": ["p1", "p2"], "both": ["p3"], "track": ["p3"]}
+    assert [e.line for e in errors] == [4] and "matches no paper" in errors[0].reason
