@@ -178,8 +178,10 @@ class ExtractiveAnswerer:
             rows = by_source[n]
             intro = first_introducing(source_sentences(hits[n - 1].paper), subjects)
             first = next((r for r in rows if r.sentence == intro), rows[0])
-            rest = [r for r in rows if r is not first and r.score >= 0.85 * first.score][:1]
-            blocks.append(Block(n, [first.sentence] + [r.sentence for r in rest], with_byline=True))
+            rest = [
+                r.sentence for r in rows if r is not first and r.sentence != intro and r.score >= 0.85 * first.score
+            ]
+            blocks.append(Block(n, [intro or first.sentence] + rest[:1], with_byline=True))
         if not gate.focus and len(scored) > 1:  # a lookup: the runner-up paper only if nearly as good
             runner = next((r for r in scored if r.source != sources[0]), None)
             if runner and runner.score >= 0.92 * scored[0].score:

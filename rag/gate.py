@@ -53,6 +53,7 @@ from rag.text import (
     plain,
     split_sentences,
     stated_numbers,
+    value_numbers,
 )
 from rag.types import Hit
 
@@ -159,13 +160,16 @@ class Relevance:
     """Sentence-level relevance of sources to a question, shared by the gate and the composer.
 
     `assess` runs the gate's rules that need no embedding first (names, authors, "introduces
-    X"), so most abstentions cost no model call, then embeds only candidate sentences: every
-    sentence of the sources that answer (`Gate.focus`), and of each other source its first
-    sentence and the `per_source` sentences that share most with the question (word overlap and
-    the same bonuses as the score). Embedding is the cost of an answer (about 30 sentences a
-    second on a busy 2-core machine); sentences sharing nothing with the question rarely answer it."""
+    X"), so most abstentions cost no model call, then embeds only candidate sentences: of each
+    source its first sentence and the `per_source` sentences that share most with the question
+    (word overlap and the same bonuses as the score; one for a list, which quotes one sentence a
+    paper), and for a numeric (does-it-help) question also the best `per_source` of its sentences
+    that state a number (report a result). Embedding is the cost of an answer (the model embeds
+    5-30 sentences a second on 2 busy cores); sentences sharing nothing with the question rarely
+    answer it, and the composer finds the defining and mechanism sentences by their wording, not
+    their score."""
 
-    def __init__(self, vectors: Vectors, min_similarity: float = 0.35, per_source: int = 3) -> None:
+    def __init__(self, vectors: Vectors, min_similarity: float = 0.35, per_source: int = 2) -> None:
         self.vectors = vectors
         self.min_similarity = min_similarity
         self.per_source = per_source
@@ -175,8 +179,7 @@ class Relevance:
         decided = self._rules(question, text, hits)
         if isinstance(decided, Gate) and not decided.answerable:
             return [], decided
-        focus = set(decided.focus) if isinstance(decided, Gate) else set()
-        scored = self.sentences(question, text, hits, focus)
+        scored = self.sentences(question, text, hits)
         best = max((r.cosine for r in scored), default=0.0)
         if isinstance(decided, Gate):
             decided.best_similarity = best
@@ -189,7 +192,7 @@ class Relevance:
         bonus = 0.0
         if terms and any(contains_term(sentence, t) for t in terms):
             bonus += Bonus.KEY_TERM
-        if question.kind is Kind.NUMERIC and stated_numbers(sentence):
+        if question.kind is Kind.NUMERIC and value_numbers(sentence):
             bonus += Bonus.VALUE
         if question.kind is Kind.FINDING:
             bonus += Bonus.FINDING if FINDING.search(sentence) else 0.0
@@ -199,44 +202,36 @@ class Relevance:
                 bonus += Bonus.INTRODUCES
         return bonus
 
-    def candidates(
-        self,
-        question: Question,
-        text: str,
-        hits: list[Hit],
-        focus: set[int] = frozenset(),  # type: ignore[assignment]
-    ) -> list[tuple[int, str, float]]:
+    def candidates(self, question: Question, text: str, hits: list[Hit]) -> list[tuple[int, str, float]]:
         """(source number, sentence, bonus) of the sentences worth embedding (see the class)."""
         words = content_words(text)
         terms = key_terms(text)
         subjects = question.subject_names if question.names_subject else []
         by_author = {n for n, hit in enumerate(hits, start=1) if mentions_author(text, hit)}
-        keep = 2 if question.kind is Kind.LIST else self.per_source
+        keep = 1 if question.kind is Kind.LIST else self.per_source  # a list quotes one sentence a paper
         out: list[tuple[int, str, float]] = []
         for n, hit in enumerate(hits, start=1):
             sentences = source_sentences(hit.paper)
             bonuses = [
                 self._bonus(question, s, terms, subjects) + (Bonus.AUTHOR if n in by_author else 0.0) for s in sentences
             ]
-            chosen = set(range(len(sentences)))
-            if n not in focus and len(sentences) > keep + 1:
-                lexical = sorted(range(len(sentences)), key=lambda i: -(overlap(words, sentences[i]) + bonuses[i]))
-                chosen = {0, *lexical[:keep]}
+            lexical = sorted(range(len(sentences)), key=lambda i: -(overlap(words, sentences[i]) + bonuses[i]))
+            chosen = {0, *lexical[:keep]} if sentences else set()
+            if question.kind is Kind.NUMERIC:  # answered by a sentence with a number, in figures before words
+                numbered = [i for i in lexical if value_numbers(sentences[i])]
+                numbered += [i for i in lexical if i not in numbered and stated_numbers(sentences[i])]
+                chosen |= set(numbered[:keep])
+            elif question.kind is Kind.FINDING:  # and a does-it-help question by a result
+                chosen |= set([i for i in lexical if FINDING.search(sentences[i])][:keep])
             out += [(n, sentences[i], bonuses[i]) for i in sorted(chosen)]
         return out
 
-    def sentences(
-        self,
-        question: Question,
-        text: str,
-        hits: list[Hit],
-        focus: set[int] = frozenset(),  # type: ignore[assignment]
-    ) -> list[Scored]:
+    def sentences(self, question: Question, text: str, hits: list[Hit]) -> list[Scored]:
         """Candidate sentences scored against the question, best first: rag.evidence's score plus
         the `Bonus` for what the question asks (a value for numeric questions, a finding for
         does-it-help questions, the introducing or defining sentence for which-paper and what-is
         questions, a source by an author the question names)."""
-        rows = self.candidates(question, text, hits, focus)
+        rows = self.candidates(question, text, hits)
         if not rows:
             return []
         vectors = self.vectors.embed([text] + [s for _, s, _ in rows])

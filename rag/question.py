@@ -304,6 +304,12 @@ _HOW_WELL = re.compile(
 )
 
 
+_LIFE = re.compile(
+    r"^(?i:when|where|how\s+old)\s+(?i:was|were|is|did)\s+(?:[A-Z][\w.'-]*\s+){1,4}"
+    r"(?:born|die|died|raised|grow\s+up|married|buried|live|lived)\b"
+)
+
+
 def parse(question: str, catalog: Catalog | None = None) -> Question:
     """Read a question: kind, subject, filters, named authors, topic."""
     text = collapse(question)
@@ -433,8 +439,8 @@ def parse(question: str, catalog: Catalog | None = None) -> Question:
         q.subject = _clean_subject(m.group(2) or m.group(4) or m.group(5) or m.group(7) or "")
         q.subject = re.sub(r"^(?:the\s+(?:idea|concept|notion)\s+of\s+)", "", q.subject, flags=re.I)
         return q
-    if re.match(r"^who\b", low):
-        q.person = True
+    if re.match(r"^who\b", low) or _LIFE.search(text):
+        q.person = True  # "Who …?", "When was Albert Einstein born?": about a person, not a paper
     rest_low = rest.lower()
     if re.search(rf"\b(?:which|what)\s+{_PAPER}\b", rest_low) or re.search(
         rf"\bthe\s+{_PAPER}\s+(?:on|about|that)\b", rest_low

@@ -181,3 +181,12 @@ def test_a_list_names_papers_whose_sentence_has_every_word_of_the_topic() -> Non
 def test_how_much_faster_wants_a_factor() -> None:
     unit = wanted_unit("How much faster is it?")
     assert unit is not None and unit.search("2-3x faster") and not unit.search("on 12 benchmarks")
+
+
+def test_questions_about_a_persons_life_abstain() -> None:
+    assert parse("When was Albert Einstein born?").person and parse("Where did Marie Curie die?").person
+    assert not parse("When was GradSurg published?").person
+    papers = [*corpus(), Paper(id="al", title="ALBERT for puzzles", abstract="We solve Einstein's puzzle with ALBERT.")]
+    pipe, _ = pipeline(papers)
+    answer = pipe.answer("When was Albert Einstein born?")
+    assert answer.abstained and answer.citations == []
