@@ -2,8 +2,10 @@
 
     python -m eval.bench.answer_latency [--home DIR] [--dataset eval/datasets/dev.jsonl] [--limit N] [--json]
 
-The embedding cache is kept between questions, as a running UI or `rag eval` keeps it; every
-question is asked once, in dataset order, so papers recur only as they do for a user. The count
+The embedding cache is kept between questions, as a running UI or `rag eval` keeps it (every
+question is asked once, in dataset order, so papers recur only as they do for a user), or with
+`--cold` emptied before each question, as for `rag ask` or a collection too large for papers to
+recur. The count
 of sentences sent to the model is the figure that does not depend on how busy the machine is
 (the model embeds about 30-90 sentences a second on 2 cores, depending on load); milliseconds are
 reported with the load average beside them."""
@@ -33,6 +35,9 @@ def main() -> None:
     parser.add_argument("--dataset", type=Path, default=ROOT / "eval" / "datasets" / "dev.jsonl")
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--cold", action="store_true", help="Empty the embedding cache before each question (as `rag ask` starts)."
+    )
     args = parser.parse_args()
     app = App(Settings(home=args.home) if args.home else Settings())
     catalog = app.index.load().catalog
@@ -50,7 +55,10 @@ def main() -> None:
     embedder.embed = counting  # type: ignore[method-assign]
     pipeline.answer("warm-up: load the model")
     rows: list[dict[str, Any]] = []
+    cache = getattr(getattr(pipeline.checker, "vectors", pipeline.checker), "_cache", {})
     for item in items:
+        if args.cold:
+            cache.clear()
         before = sent[0]
         start = time.perf_counter()
         answer = pipeline.answer(item.question)
