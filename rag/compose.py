@@ -140,7 +140,7 @@ class ExtractiveAnswerer:
 
     def _general(self, question: Question, hits: list[Hit], scored: list[Scored]) -> Draft:
         chosen: list[Scored] = []
-        best = scored[0].score
+        best = top_score(scored, hits)
         for row in scored:
             if len(chosen) == self.max_sentences or row.score < 0.75 * best:
                 break
@@ -213,7 +213,7 @@ class ExtractiveAnswerer:
         self, question: Question, hits: list[Hit], scored: list[Scored], by_source: dict[int, list[Scored]]
     ) -> Draft:
         ranked = sorted(by_source, key=lambda n: -by_source[n][0].score)[:3]
-        best = scored[0].score
+        best = top_score(scored, hits)
         blocks = []
         for n in ranked:
             rows = [r for r in by_source[n] if FINDING.search(r.sentence) and not MOTIVATION.search(r.sentence)]
@@ -227,19 +227,19 @@ class ExtractiveAnswerer:
     def _list(
         self, question: Question, hits: list[Hit], scored: list[Scored], by_source: dict[int, list[Scored]]
     ) -> Draft:
-        """One line per paper whose best sentence is close to the question (score within 0.7 of
-        the best, some sentence at cosine >= 0.3), or that has a sentence with every word of the
-        topic ("… then develop Shapley value to …" for "Which papers use Shapley values?"). When
-        none matches the list is never empty: the nearest papers are shown and said to be the
-        nearest."""
-        best = scored[0].score
+        """One line per paper, in retrieval order, whose best sentence is close to the question
+        (score within 0.7 of the best abstract sentence, some sentence at cosine >= 0.3), or that
+        has a sentence with every word of the topic ("… then develop Shapley value to …" for
+        "Which papers use Shapley values?"). When none matches the list is never empty: the
+        nearest papers are shown and said to be the nearest."""
+        best = top_score(scored, hits)
         closest = {n: max(r.cosine for r in rows) for n, rows in by_source.items()}
         topic = topic_words(question)
         naming = {
             n: next((r for r in rows if topic and topic <= words_of(r.sentence) and r.cosine >= 0.2), None)
             for n, rows in by_source.items()
         }
-        ranked = sorted(by_source, key=lambda n: -by_source[n][0].score)
+        ranked = sorted(by_source)  # in retrieval order: it weighs titles, names and both rankers
         close = {n for n in ranked if by_source[n][0].score >= 0.7 * best and closest[n] >= 0.3}
         matching = [n for n in ranked if n in close or naming[n] is not None]
         near = not matching
@@ -262,6 +262,13 @@ class ExtractiveAnswerer:
             draft.text += f"\n… and {len(more)} more (under Also relevant)."
             draft.related = more
         return draft
+
+
+def top_score(scored: list[Scored], hits: list[Hit]) -> float:
+    """The best score of a sentence from an abstract (else of any sentence): the yardstick of
+    the relative cuts. A title-only paper's title is its one sentence and, dense with the topic's
+    words, would outscore every abstract sentence and cut papers that answer from the list."""
+    return max((r.score for r in scored if hits[r.source - 1].paper.abstract), default=scored[0].score)
 
 
 def first_introducing(sentences: list[str], subjects: list[str], define: bool = False) -> str:

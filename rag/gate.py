@@ -3,7 +3,8 @@ subject? Both answerers pass it before answering, so both abstain the same way.
 
 Rules, in order (the first that decides, decides):
 1. nothing retrieved -> "nothing found";
-2. an author the question names wrote a retrieved paper -> answerable;
+2. a question about a person's life ("When was Albert Einstein born?") -> abstain; an author the
+   question names wrote a retrieved paper -> answerable;
 3. a "who …" question that is not about authorship ("Who painted the Mona Lisa?") -> abstain:
    the only people the collection knows are its authors;
 4. a key name or number of the question (coined or proper names, numbers; not filter values or
@@ -250,6 +251,8 @@ class Relevance:
         """Rules 1-6 and the examples-or-quotes part of rule 4: a final Gate, or what is left open."""
         if not hits:
             return Gate(False, "no paper matched", 0.0)
+        if question.life:  # even of an author: the collection knows papers, not birthdays
+            return Gate(False, "the question asks about a person's life; the collection knows only papers", 0.0)
         if any(mentions_author(text, h) for h in hits):
             return Gate(True, "an author named in the question wrote a retrieved paper", 0.0)
         if question.person:

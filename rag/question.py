@@ -66,6 +66,7 @@ class Question:
     topic: str = ""  # the question without filter and list wording: what to retrieve
     rest: str = ""  # the question without the words that named filters and authors
     person: bool = False  # asks "who …" about something other than authorship
+    life: bool = False  # asks about a person's life ("When was Albert Einstein born?")
     pronoun: bool = False  # refers back ("it", "its", "this paper", "they") and names no paper
     described: bool = False  # describes a paper ("the paper on …") rather than naming a thing
     attribute: str = ""  # what is asked of the subject in "the <attribute> of <subject>" ("recommended dose")
@@ -439,7 +440,8 @@ def parse(question: str, catalog: Catalog | None = None) -> Question:
         q.subject = _clean_subject(m.group(2) or m.group(4) or m.group(5) or m.group(7) or "")
         q.subject = re.sub(r"^(?:the\s+(?:idea|concept|notion)\s+of\s+)", "", q.subject, flags=re.I)
         return q
-    if re.match(r"^who\b", low) or _LIFE.search(text):
+    q.life = bool(_LIFE.search(text))
+    if re.match(r"^who\b", low) or q.life:
         q.person = True  # "Who …?", "When was Albert Einstein born?": about a person, not a paper
     rest_low = rest.lower()
     if re.search(rf"\b(?:which|what)\s+{_PAPER}\b", rest_low) or re.search(

@@ -187,6 +187,8 @@ def test_questions_about_a_persons_life_abstain() -> None:
     assert parse("When was Albert Einstein born?").person and parse("Where did Marie Curie die?").person
     assert not parse("When was GradSurg published?").person
     papers = [*corpus(), Paper(id="al", title="ALBERT for puzzles", abstract="We solve Einstein's puzzle with ALBERT.")]
+    papers[-1].authors = ["Maria Einstein"]  # an author's surname in the question does not make it answerable
     pipe, _ = pipeline(papers)
-    answer = pipe.answer("When was Albert Einstein born?")
-    assert answer.abstained and answer.citations == []
+    for question in ("When was Albert Einstein born?", "When was Alan Turing born?"):
+        answer = pipe.answer(question)
+        assert answer.abstained and answer.citations == [], question
