@@ -82,7 +82,7 @@ def citation_recall(cited_ids: Iterable[str], gold: Iterable[str], cap: int | No
     gold_set = set(gold)
     if not gold_set:
         return float("nan")
-    return len(gold_set & set(cited_ids)) / min(len(gold_set), cap or len(gold_set))
+    return min(1.0, len(gold_set & set(cited_ids)) / min(len(gold_set), cap or len(gold_set)))
 
 
 def abstention_scores(predicted: Sequence[bool], should: Sequence[bool]) -> dict[str, float]:

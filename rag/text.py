@@ -341,9 +341,20 @@ _NEW_APPOSITION = re.compile(
 
 
 def _term_pattern(term: str) -> re.Pattern[str]:
-    """`term` as a whole token, any case: not inside a longer hyphenated name ("LoRA" is not in
-    "LoRA-XS"), an English plural allowed ("KAN" in "KANs")."""
-    return re.compile(rf"(?<![\w-]){re.escape(term)}(?:s|es)?(?![\w-])", re.I)
+    """`term` as a whole token: not inside a longer hyphenated name ("LoRA" is not in "LoRA-XS")
+    nor a LaTeX sub- or superscript ("SHAP" is not in "M^{Shap}"), an English plural allowed
+    ("KAN" in "KANs"); in any case, except an acronym, which must be in capitals ("SHAP" is not
+    "Shap")."""
+    acronym = len(term) >= 2 and term.isupper()
+    return re.compile(rf"(?<![\w^_-]){re.escape(term)}(?:s|es)?(?![\w-])", 0 if acronym else re.I)
+
+
+# An adjective right before a name: the paper proposes a variant of it ("a randomized Frank-Wolfe
+# algorithm", "an accelerated ADMM"), not the thing itself.
+_VARIANT = re.compile(
+    r"\b(?!(?:general|novel|simple|principled|unified|first|new|called|named|termed|dubbed|so-called)\b)"
+    r"[a-z][a-z-]*(?:ized|ised|ed|ive|ic|ous|able|ible)\s+$"
+)
 
 
 def _expansion_start(before: str) -> int:
@@ -437,6 +448,8 @@ def introduces(abstract: str, term: str, title: str = "") -> bool:
             between = text[verb.end() : found.start()]
             if found.start() > 0 and text[found.start() - 1] == "(":
                 between = between[: _expansion_start(between[:-1])]
+            elif _VARIANT.search(between) and found.group(0)[:1].isupper():
+                continue  # "we propose a randomized Frank-Wolfe algorithm": a variant of an existing method
             words = [w.lower() for w in re.findall(r"[\w'-]+", between)]
             if len(words) <= 12 and not any(w in _USE_WORDS for w in words):
                 return True

@@ -47,6 +47,7 @@ def test_answer_and_abstention_metrics_by_hand() -> None:
     assert m.citation_precision([("a", False), ("b", True), ("c", False)], ["a"]) == pytest.approx(2 / 3)
     assert m.citation_recall(["a"], ["a", "b"]) == 0.5
     assert m.citation_recall(["a", "b"], ["a", "b", "c", "d"], cap=2) == 1.0  # at most k papers can be cited
+    assert m.citation_recall(["a", "b", "c"], ["a", "b", "c", "d"], cap=2) == 1.0  # a catalogue list cites more
     scores = m.abstention_scores([True, True, False, False], [True, False, True, False])
     assert scores == {"abstention_precision": 0.5, "abstention_recall": 0.5, "abstention_accuracy": 0.5}
     assert m.fact_hit("improves it by up to **8.5%** on OOD", ["by up to 8.5%"])  # bold is not text

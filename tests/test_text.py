@@ -134,3 +134,10 @@ def test_numbers_stated_as_words_ranges_and_math() -> None:
     assert bold_numbers(r"a range from $10^{-45}$ to $10^{45}$ in 8.5% of cases") == (
         r"a range from $10^{-45}$ to $10^{45}$ in **8.5%** of cases"
     )
+
+
+def test_a_variant_or_a_superscript_does_not_introduce_the_name() -> None:
+    assert not introduces("We propose a randomized Frank-Wolfe algorithm with memoization.", "Frank-Wolfe algorithm")
+    assert not introduces(r"We design $\mathcal{M}^{Shap}$, a budget-balanced payment mechanism.", "SHAP")
+    assert introduces("We present SHAP, a unified framework for interpreting predictions.", "SHAP")
+    assert introduces("In this paper, we introduce Sketching for Regularized Optimization (SRO), a fast method.", "SRO")

@@ -96,7 +96,8 @@ def build(data: Path) -> tuple[list[dict[str, object]], dict[str, int]]:
             for field in ("gold_quotes", "gold_ids"):
                 item.pop(field, None)
             item["gold_pattern"] = TOPICS.get(key) or NOW_ANSWERABLE[key]
-            item["answerable"] = True
+            if key in NOW_ANSWERABLE:
+                item["answerable"], item["kind"] = True, "answered-by-the-lists"
         if key in AUTHORS:
             for field in ("gold_quotes", "gold_ids"):
                 item.pop(field, None)
