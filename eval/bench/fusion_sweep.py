@@ -60,7 +60,14 @@ def rankings(home: Path, dataset: Path) -> list[tuple[list[str], dict[str, list[
 def score(runs: list[tuple[list[str], dict[str, list[str]]]], weights: Weights, rrf_k: int) -> dict[str, float]:
     recall, rr, ndcg = [], [], []
     for gold, ranked in runs:
-        fused = fuse([Ranking(name, papers, getattr(weights, name)) for name, papers in ranked.items()], rrf_k)
+        facets = min(weights.facets, weights.facets_when_named) if ranked["names"] else weights.facets
+        fused = fuse(
+            [
+                Ranking(name, papers, facets if name == "facets" else getattr(weights, name))
+                for name, papers in ranked.items()
+            ],
+            rrf_k,
+        )
         order = sorted(fused, key=lambda p: -fused[p])
         recall.append(recall_at_k(order, gold, 5))
         rr.append(reciprocal_rank(order, gold))
@@ -80,7 +87,7 @@ def main() -> None:
     args = parser.parse_args()
     dev = rankings(args.dev_home, args.dev)
     sci = rankings(args.scifact_home, args.scifact) if args.scifact_home else []
-    grid = itertools.product((5, 10, 20, 60), (0.5, 1.0, 1.5, 2.0), (0.5, 1.0, 1.5), (1.0, 2.0, 4.0), (0.0, 1.0, 2.0))
+    grid = itertools.product((5, 10, 20, 60), (0.5, 0.75, 1.0, 1.5, 2.0), (0.5, 1.0, 1.5), (1.0, 2.0, 4.0), (0.0, 1.0, 2.0))
     rows = []
     for rrf_k, dense, keyword, names, facets in grid:
         weights = Weights(dense=dense, keyword=keyword, names=names, authors=1.0, facets=facets)
