@@ -242,8 +242,9 @@ def _name_in(sentence: str, tail: str) -> str:
         return ""  # "this work provides an analysis of KAN …": a weak verb introduces no name by itself
     acronym = _PAREN_ACRONYM.search(tail)
     for word in re.finditer(r"[\w-]+", tail[:300]):
-        if _USED_BEFORE.search(tail[max(0, word.start() - 24) : word.start()]):
-            continue  # "based on the Frank-Wolfe algorithm": a name the paper uses, not one it introduces
+        before = tail[max(0, word.start() - 24) : word.start()]
+        if _USED_BEFORE.search(before) or _VARIANT.search(before):
+            continue  # "based on the Frank-Wolfe algorithm", "a randomized Frank-Wolfe": used, not introduced
         if is_coined(word.group(0)):
             if acronym and 0 < acronym.start() - word.start() < 90 and acronym.group(1) not in COMMON_ACRONYMS:
                 return acronym.group(1)
@@ -725,8 +726,22 @@ VALUE_NUMBER = re.compile(rf"{_VALUE}(?:\s?(?:–|-|to)\s?{_AMOUNT})?")
 
 
 def value_numbers(sentence: str) -> list[str]:
-    """Numbers that state values in a sentence, as written, ranges whole ("1.11x–2.23x")."""
-    return [m.group(0) for m in VALUE_NUMBER.finditer(sentence) if not re.fullmatch(r"(?:19|20)\d\d", m.group(0))]
+    """Numbers that state values in a sentence, as written, ranges whole ("1.11x–2.23x"); not
+    years, nor the markers of an enumeration ("(1) distribution shifts … and (2) …")."""
+    return [
+        m.group(0)
+        for m in VALUE_NUMBER.finditer(sentence)
+        if not re.fullmatch(r"(?:19|20)\d\d", m.group(0)) and not _enumeration(sentence, m)
+    ]
+
+
+def _enumeration(sentence: str, match: re.Match[str]) -> bool:
+    """A one- or two-digit number in "(1)" or "1)" opening an item of a list."""
+    if not re.fullmatch(r"\d{1,2}", match.group(0)):
+        return False
+    after = sentence[match.end() : match.end() + 1]
+    before = sentence[max(0, match.start() - 1) : match.start()]
+    return after == ")" and (before == "(" or before in ("", " "))
 
 
 # Counts written as words ("four text classification datasets", "nine datasets"); "one" is left

@@ -141,3 +141,11 @@ def test_a_variant_or_a_superscript_does_not_introduce_the_name() -> None:
     assert not introduces(r"We design $\mathcal{M}^{Shap}$, a budget-balanced payment mechanism.", "SHAP")
     assert introduces("We present SHAP, a unified framework for interpreting predictions.", "SHAP")
     assert introduces("In this paper, we introduce Sketching for Regularized Optimization (SRO), a fast method.", "SRO")
+
+
+def test_enumeration_markers_are_not_values() -> None:
+    sentence = "There are two challenges: (1) distribution shifts, and (2) limited interpretability in 3 sites."
+    assert value_numbers(sentence) == ["3"] and value_numbers("It improves by up to 8.5% (Table 2).") == ["8.5%"]
+    assert not introduces(
+        "To address this, we propose a randomized Frank-Wolfe algorithm with memoization.", "Frank-Wolfe"
+    )

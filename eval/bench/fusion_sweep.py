@@ -87,7 +87,9 @@ def main() -> None:
     args = parser.parse_args()
     dev = rankings(args.dev_home, args.dev)
     sci = rankings(args.scifact_home, args.scifact) if args.scifact_home else []
-    grid = itertools.product((5, 10, 20, 60), (0.5, 0.75, 1.0, 1.5, 2.0), (0.5, 1.0, 1.5), (1.0, 2.0, 4.0), (0.0, 1.0, 2.0))
+    grid = itertools.product(
+        (5, 10, 20, 60), (0.5, 0.75, 1.0, 1.5, 2.0), (0.5, 1.0, 1.5), (1.0, 2.0, 4.0), (0.0, 1.0, 2.0)
+    )
     rows = []
     for rrf_k, dense, keyword, names, facets in grid:
         weights = Weights(dense=dense, keyword=keyword, names=names, authors=1.0, facets=facets)
