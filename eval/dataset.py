@@ -53,14 +53,43 @@ def all_papers(catalog: Catalog, page: int = 1000) -> list[Paper]:
             return papers
 
 
+RULES = ("gold_pattern", "gold_authors", "gold_track")
+
+
+def _by_rule(record: dict[str, Any], papers: list[Paper]) -> list[str]:
+    """Gold papers named by a rule rather than one by one, for questions with many answers over a
+    whole conference: `gold_pattern` (regular expressions that must all match the title or the
+    abstract, case-insensitive), `gold_authors` (names that must all be on the paper, as
+    written), `gold_track` (text in the track). Every copy of a paper that did not merge counts."""
+    patterns = [re.compile(p, re.I) for p in _strings(record, "gold_pattern")]
+    authors = _strings(record, "gold_authors")
+    track = str(record.get("gold_track", "")).lower()
+    found = []
+    for paper in papers:
+        text = f"{paper.title} {paper.abstract}"
+        if patterns and not all(p.search(text) for p in patterns):
+            continue
+        if authors and not all(a in paper.authors for a in authors):
+            continue
+        if track and track not in paper.track.lower():
+            continue
+        found.append(paper.id)
+    if not found:
+        raise ValueError("the gold rule matches no paper")
+    return found
+
+
 def resolve_gold(record: dict[str, Any], catalog: Catalog, papers: list[Paper] | None = None) -> list[str]:
     gold = _strings(record, "gold_ids")
     for pid in gold:
         if catalog.get(pid) is None:
             raise ValueError(f"gold id {pid!r} is not in the catalogue")
     titles_wanted, quotes_wanted = _strings(record, "gold_titles"), _strings(record, "gold_quotes")
-    if (titles_wanted or quotes_wanted) and papers is None:
+    ruled = any(record.get(rule) for rule in RULES)
+    if (titles_wanted or quotes_wanted or ruled) and papers is None:
         papers = all_papers(catalog)
+    if ruled:
+        gold += _by_rule(record, papers or [])
     titles = {p.title.lower(): p.id for p in papers or [] if p.title}
     for title in titles_wanted:
         if title.lower() not in titles:
@@ -100,7 +129,9 @@ def load_items(path: Path, catalog: Catalog) -> tuple[list[Item], list[InputErro
             answerable = record.get("answerable", True)
             if not isinstance(answerable, bool):
                 raise ValueError("field 'answerable' must be true or false")
-            if papers is None and (record.get("gold_titles") or record.get("gold_quotes")):
+            if papers is None and (
+                record.get("gold_titles") or record.get("gold_quotes") or any(record.get(r) for r in RULES)
+            ):
                 papers = all_papers(catalog)
             gold = resolve_gold(record, catalog, papers)
             if answerable and not gold and not record.get("answer_contains"):

@@ -6,12 +6,18 @@ import math
 import statistics
 from collections.abc import Iterable, Sequence
 
+from eval.results import ItemResult
+
 
 def recall_at_k(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
+    """Capped recall (BEIR's R_cap@k): gold papers in the top k over min(k, |gold|), so a topic
+    with more relevant papers than k ("Which papers are about optimal transport?" over a whole
+    conference) scores 1 when the top k are all relevant; with at most k gold papers it is the
+    usual recall."""
     gold_set = set(gold)
     if not gold_set:
         return 0.0
-    return len(gold_set & set(ranked[:k])) / len(gold_set)
+    return len(gold_set & set(ranked[:k])) / min(k, len(gold_set))
 
 
 def reciprocal_rank(ranked: Sequence[str], gold: Iterable[str]) -> float:
@@ -70,11 +76,13 @@ def citation_precision(cited: Sequence[tuple[str, bool]], gold: Iterable[str]) -
     return sum(1 for pid, supported in cited if pid in gold_set or supported) / len(cited)
 
 
-def citation_recall(cited_ids: Iterable[str], gold: Iterable[str]) -> float:
+def citation_recall(cited_ids: Iterable[str], gold: Iterable[str], cap: int | None = None) -> float:
+    """Gold papers cited over the gold papers, or over `cap` when there are more (an answer
+    cites at most k sources: a topic with 30 relevant papers is fully answered by k of them)."""
     gold_set = set(gold)
     if not gold_set:
         return float("nan")
-    return len(gold_set & set(cited_ids)) / len(gold_set)
+    return min(1.0, len(gold_set & set(cited_ids)) / min(len(gold_set), cap or len(gold_set)))
 
 
 def abstention_scores(predicted: Sequence[bool], should: Sequence[bool]) -> dict[str, float]:
@@ -105,24 +113,20 @@ def rate(flags: Sequence[bool]) -> float:
     return sum(1 for f in flags if f) / len(flags) if flags else float("nan")
 
 
-def by_kind(results: Sequence[dict], kinds: Sequence[str]) -> dict[str, dict[str, float]]:
+def by_kind(results: Sequence[ItemResult], kinds: Sequence[str], cap: int | None = None) -> dict[str, dict[str, float]]:
     """Answer metrics per kind of question, from per-item results (the runner's rows): items,
     fact hit rate, citation recall, and the abstention rate (wanted for unanswerable kinds, false
     for answerable ones)."""
     table: dict[str, dict[str, float]] = {}
     for kind in kinds:
-        rows = [r for r in results if (r.get("kind") or "-") == kind and r.get("answer") is not None]
-        facts = [bool(r["fact_hit"]) for r in rows if r.get("fact_hit") is not None]
-        recall = [
-            citation_recall([c[0] for c in r["cited"]], r["gold_ids"])
-            for r in rows
-            if r["answerable"] and r["gold_ids"]
-        ]
+        rows = [r for r in results if (r.kind or "-") == kind and r.answer is not None]
+        facts = [bool(r.fact_hit) for r in rows if r.fact_hit is not None]
+        recall = [citation_recall(r.cited_ids, r.gold_ids, cap) for r in rows if r.answerable and r.gold_ids]
         table[kind] = {
             "items": float(len(rows)),
             "fact_hit_rate": rate(facts),
             "citation_recall": nanmean(recall),
-            "abstained": rate([bool(r["abstained"]) for r in rows]),
-            "answerable": rate([bool(r["answerable"]) for r in rows]),
+            "abstained": rate([bool(r.abstained) for r in rows]),
+            "answerable": rate([bool(r.answerable) for r in rows]),
         }
     return table

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import rag
+from eval.metrics import recall_at_k
+from eval.results import ItemResult
 
 HEADLINE = [
     "recall@5",
@@ -133,19 +135,15 @@ def markdown(dataset: Path, configs: dict[str, Any], errors: list[str], repeat: 
         "| kind | " + " | ".join(names) + " |",
         "|---|" + "---|" * len(names),
     ]
-    kinds = sorted({r["kind"] or "-" for r in first["results"][0]})
+    kinds = sorted({r.kind or "-" for r in first["results"][0]})
     for kind in kinds:
         cells = []
         for name in names:
-            rows = [
-                r
-                for r in configs[name]["results"][0]
-                if (r["kind"] or "-") == kind and r["answerable"] and r["gold_ids"]
-            ]
-            hits = [len(set(r["retrieved"][:5]) & set(r["gold_ids"])) / len(r["gold_ids"]) for r in rows]
+            rows = [r for r in configs[name]["results"][0] if (r.kind or "-") == kind and r.answerable and r.gold_ids]
+            hits = [recall_at_k(r.retrieved, r.gold_ids, 5) for r in rows]
             cells.append(f"{sum(hits) / len(hits):.2f} (n={len(rows)})" if rows else "–")
         lines.append(f"| {kind} | " + " | ".join(cells) + " |")
-    answered = [r for r in first["results"][0] if r["answer"] is not None]
+    answered = [r for r in first["results"][0] if r.answer is not None]
     if answered:
         from eval.metrics import by_kind
 
@@ -159,7 +157,7 @@ def markdown(dataset: Path, configs: dict[str, Any], errors: list[str], repeat: 
             "| kind | items | fact hit | citation recall | abstained |",
             "|---|---|---|---|---|",
         ]
-        for kind, row in by_kind(answered, kinds).items():
+        for kind, row in by_kind(answered, kinds, first["settings"].get("k")).items():
             if not row["items"]:
                 continue
             cells = [_fmt(row[k], 0.0, k) for k in ("fact_hit_rate", "citation_recall", "abstained")]
@@ -169,17 +167,14 @@ def markdown(dataset: Path, configs: dict[str, Any], errors: list[str], repeat: 
                 + " |"
             )
     misses = [
-        r
-        for r in first["results"][0]
-        if r["answerable"] and r["gold_ids"] and not set(r["retrieved"][:5]) & set(r["gold_ids"])
+        r for r in first["results"][0] if r.answerable and r.gold_ids and not set(r.retrieved[:5]) & set(r.gold_ids)
     ]
-    wrong_abstain = [r for r in first["results"][0] if r["abstained"] is not None and r["abstained"] == r["answerable"]]
+    wrong_abstain = [r for r in first["results"][0] if r.abstained is not None and r.abstained == r.answerable]
     if misses or wrong_abstain:
         lines += ["", f"## Where {names[0]} went wrong", ""]
-        lines += [f"- retrieval miss `{r['id']}`: {r['question']}" for r in misses[:15]]
+        lines += [f"- retrieval miss `{r.id}`: {r.question}" for r in misses[:15]]
         lines += [
-            f"- {'abstained on answerable' if r['answerable'] else 'answered unanswerable'} "
-            f"`{r['id']}`: {r['question']}"
+            f"- {'abstained on answerable' if r.answerable else 'answered unanswerable'} `{r.id}`: {r.question}"
             for r in wrong_abstain[:15]
         ]
     if errors:
@@ -217,7 +212,7 @@ def charts(configs: dict[str, Any], out: Path) -> list[Path]:
     fig.savefig(paths[0], dpi=110)
     plt.close(fig)
     fig, ax = plt.subplots(figsize=(6, 4))
-    data = [[r["timings_ms"]["total"] for rep in configs[n]["results"] for r in rep] for n in names]
+    data = [[r.timings_ms["total"] for rep in configs[n]["results"] for r in rep] for n in names]
     ax.boxplot(data)
     ax.set_xticks(range(1, len(names) + 1), names)
     ax.set_ylabel("ms per question (retrieve + answer + check)")
@@ -229,6 +224,13 @@ def charts(configs: dict[str, Any], out: Path) -> list[Path]:
     return paths
 
 
+def _plain(value: object) -> object:
+    """JSON for what the runner keeps as objects (per-item results)."""
+    if isinstance(value, ItemResult):
+        return value.to_dict()
+    return str(value)
+
+
 def write(dataset: Path, configs: dict[str, Any], errors: list[str], repeat: int, out: Path) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     results = out / "results.json"
@@ -237,7 +239,7 @@ def write(dataset: Path, configs: dict[str, Any], errors: list[str], repeat: int
             {"dataset": str(dataset), "code": code_version(), "repeat": repeat, "skipped": errors, "configs": configs},
             ensure_ascii=False,
             indent=1,
-            default=str,
+            default=_plain,
         )
     )
     report = out / "report.md"

@@ -14,8 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from eval import metrics as m
 from eval.dataset import Item
+from eval.results import ItemResult
 from rag.app import App
 from rag.errors import InputError, RagError
 from rag.prompts import load
@@ -39,6 +42,23 @@ class Config:
     def settings(self, base: Settings) -> Settings:
         return Settings(**{**base.model_dump(), **self.overrides})
 
+    def validate(self) -> Config:
+        """Fail with one line on a key that is not a setting ("rrf_kk") or a value the setting
+        refuses ("rrf_k=abc"), listing the valid keys: a misspelt key must not run silently with
+        the default."""
+        valid = sorted(Settings.model_fields)
+        listing = f"valid keys: {', '.join(valid)}"
+        unknown = [k for k in self.overrides if k not in Settings.model_fields]
+        if unknown:
+            raise InputError("--config", f"{self.name}: unknown setting {unknown[0]!r}; {listing}")
+        for key, value in self.overrides.items():
+            try:
+                Settings(**{key: value})
+            except ValidationError as err:
+                why = err.errors()[0].get("msg", "invalid value") if err.errors() else "invalid value"
+                raise InputError("--config", f"{self.name}: {key}={value!r} is not valid ({why}); {listing}") from None
+        return self
+
 
 def parse_config(spec: str) -> Config:
     """A preset name ("dense"), a JSON file ({"name": ..., "settings": {...}}), or inline
@@ -48,14 +68,14 @@ def parse_config(spec: str) -> Config:
     path = Path(spec)
     if path.suffix == ".json" and path.exists():
         data = json.loads(path.read_text(encoding="utf-8"))
-        return Config(str(data.get("name", path.stem)), dict(data.get("settings", {})))
+        return Config(str(data.get("name", path.stem)), dict(data.get("settings", {}))).validate()
     if ":" in spec:
         name, _, body = spec.partition(":")
         overrides: dict[str, Any] = {}
         for pair in filter(None, body.split(",")):
             key, _, value = pair.partition("=")
             overrides[key.strip()] = json.loads(value) if _is_json(value) else value.strip()
-        return Config(name, overrides)
+        return Config(name, overrides).validate()
     raise InputError(
         "--config", f"unknown configuration {spec!r}: use one of {', '.join(PRESETS)}, a .json file, or NAME:key=value"
     )
@@ -102,97 +122,79 @@ class Judge:
         return "INCORRECT" not in reply.upper() and "CORRECT" in reply.upper()
 
 
-def run_item(app: App, item: Item, retrieval_only: bool, judge: Judge | None) -> dict[str, Any]:
+def run_item(app: App, item: Item, retrieval_only: bool, judge: Judge | None) -> ItemResult:
     session = app.chat()
     for earlier in item.history:
         session.ask(earlier)
-    result: dict[str, Any] = {
-        "id": item.id,
-        "kind": item.kind,
-        "question": item.question,
-        "answerable": item.answerable,
-        "gold_ids": item.gold_ids,
-    }
+    result = ItemResult(item.id, item.kind, item.question, item.answerable, item.gold_ids)
     start = time.perf_counter()
     if retrieval_only:
         from rag.chatmodel import Usage
 
-        query = session.condense(item.question, Usage())
-        result.update(
-            query=query, answer=None, abstained=None, cited=[], claims=0, unsupported=0, timings_ms={}, usage={}
-        )
+        result.query = session.condense(item.question, Usage())
     else:
         answer = session.ask(item.question)
-        query = answer.query
-        result.update(
-            query=query,
-            answer=answer.text,
-            abstained=answer.abstained,
-            cited=[[c.paper.id, c.supported] for c in answer.citations],
-            claims=len(answer.claims),
-            unsupported=sum(1 for c in answer.claims if not c.supported),
-            removed=len(answer.removed_citations),
-            timings_ms=dict(answer.timings_ms),
-            usage=dict(answer.usage),
-        )
+        result.query = answer.query
+        result.answer = answer.text
+        result.abstained = answer.abstained
+        result.cited = [(c.paper.id, c.supported) for c in answer.citations]
+        result.claims = len(answer.claims)
+        result.unsupported = sum(1 for c in answer.claims if not c.supported)
+        result.removed = len(answer.removed_citations)
+        result.timings_ms = dict(answer.timings_ms)
+        result.usage = dict(answer.usage)
     searched = time.perf_counter()
-    result["retrieved"] = [h.paper.id for h in app.search(query, k=10).hits]
+    result.retrieved = [h.paper.id for h in app.search(result.query, k=10).hits]
     if retrieval_only:  # the scoring search is the whole run: time it as retrieval
-        result["timings_ms"]["retrieve"] = (time.perf_counter() - searched) * 1000
-        result["timings_ms"]["total"] = (time.perf_counter() - start) * 1000
+        result.timings_ms["retrieve"] = (time.perf_counter() - searched) * 1000
+        result.timings_ms["total"] = (time.perf_counter() - start) * 1000
     else:
-        result["timings_ms"]["total"] = (searched - start) * 1000
-    result["fact_hit"] = (
-        m.fact_hit(result["answer"], item.answer_contains)
-        if result["answer"] is not None and item.answer_contains and item.answerable
-        else None
-    )
-    result["judge_correct"] = judge.correct(item, result["answer"]) if judge and result["answer"] is not None else None
+        result.timings_ms["total"] = (searched - start) * 1000
+    if result.answer is not None and item.answer_contains and item.answerable:
+        result.fact_hit = m.fact_hit(result.answer, item.answer_contains)
+    if judge and result.answer is not None:
+        result.judge_correct = judge.correct(item, result.answer)
     return result
 
 
-def aggregate(results: list[dict[str, Any]], settings: Settings) -> dict[str, float]:
-    scored = [r for r in results if r["answerable"] and r["gold_ids"]]
+def aggregate(results: list[ItemResult], settings: Settings) -> dict[str, float]:
+    scored = [r for r in results if r.answerable and r.gold_ids]
     out: dict[str, float] = {
         "items": float(len(results)),
-        "recall@5": m.mean(m.recall_at_k(r["retrieved"], r["gold_ids"], 5) for r in scored),
-        "recall@10": m.mean(m.recall_at_k(r["retrieved"], r["gold_ids"], 10) for r in scored),
-        "mrr": m.mean(m.reciprocal_rank(r["retrieved"], r["gold_ids"]) for r in scored),
-        "ndcg@10": m.mean(m.ndcg_at_k(r["retrieved"], r["gold_ids"], 10) for r in scored),
+        "recall@5": m.mean(m.recall_at_k(r.retrieved, r.gold_ids, 5) for r in scored),
+        "recall@10": m.mean(m.recall_at_k(r.retrieved, r.gold_ids, 10) for r in scored),
+        "mrr": m.mean(m.reciprocal_rank(r.retrieved, r.gold_ids) for r in scored),
+        "ndcg@10": m.mean(m.ndcg_at_k(r.retrieved, r.gold_ids, 10) for r in scored),
     }
-    answered = [r for r in results if r["answer"] is not None]
+    answered = [r for r in results if r.answer is not None]
     if answered:
-        facts = [r["fact_hit"] for r in answered if r["fact_hit"] is not None]
-        cites = [(pid, ok, r["gold_ids"]) for r in answered for pid, ok in r["cited"]]
+        facts = [r.fact_hit for r in answered if r.fact_hit is not None]
+        cites = [(pid, ok, r.gold_ids) for r in answered for pid, ok in r.cited]
         out["fact_hit_rate"] = m.mean(1.0 if f else 0.0 for f in facts) if facts else float("nan")
         out["citation_precision"] = (
             (sum(1 for pid, ok, gold in cites if pid in gold or ok) / len(cites)) if cites else float("nan")
         )
         out["citation_recall"] = m.nanmean(
-            m.citation_recall([c[0] for c in r["cited"]], r["gold_ids"])
-            for r in answered
-            if r["answerable"] and r["gold_ids"]
+            m.citation_recall(r.cited_ids, r.gold_ids, settings.k) for r in answered if r.answerable and r.gold_ids
         )
-        out.update(
-            m.abstention_scores([bool(r["abstained"]) for r in answered], [not r["answerable"] for r in answered])
-        )
-        out["false_abstention_rate"] = m.rate([bool(r["abstained"]) for r in answered if r["answerable"]])
-        out["unanswerable_abstention_rate"] = m.rate([bool(r["abstained"]) for r in answered if not r["answerable"]])
-        claims = sum(r["claims"] for r in answered)
-        out["unsupported_claim_rate"] = sum(r["unsupported"] for r in answered) / claims if claims else float("nan")
-        prompt = [r["usage"].get("prompt_tokens", 0) for r in answered]
-        completion = [r["usage"].get("completion_tokens", 0) for r in answered]
+        out.update(m.abstention_scores([bool(r.abstained) for r in answered], [not r.answerable for r in answered]))
+        out["false_abstention_rate"] = m.rate([bool(r.abstained) for r in answered if r.answerable])
+        out["unanswerable_abstention_rate"] = m.rate([bool(r.abstained) for r in answered if not r.answerable])
+        claims = sum(r.claims for r in answered)
+        out["unsupported_claim_rate"] = sum(r.unsupported for r in answered) / claims if claims else float("nan")
+        prompt = [r.usage.get("prompt_tokens", 0) for r in answered]
+        completion = [r.usage.get("completion_tokens", 0) for r in answered]
         out["prompt_tokens_mean"] = m.mean(prompt)
         out["completion_tokens_mean"] = m.mean(completion)
         out["cost_usd_per_question"] = m.mean(
             m.cost_usd(p, c, settings.price_prompt_per_mtok, settings.price_completion_per_mtok)
             for p, c in zip(prompt, completion)
         )
-        judged = [r["judge_correct"] for r in answered if r["judge_correct"] is not None]
+        judged = [r.judge_correct for r in answered if r.judge_correct is not None]
         if judged:
             out["llm_judge_correct"] = m.mean(1.0 if j else 0.0 for j in judged)
     for stage in (*STAGES, "total"):
-        values = [r["timings_ms"][stage] for r in results if stage in r["timings_ms"]]
+        values = [r.timings_ms[stage] for r in results if stage in r.timings_ms]
         if values:
             out[f"{stage}_ms_p50"] = m.percentile(values, 50)
             out[f"{stage}_ms_p95"] = m.percentile(values, 95)
@@ -222,7 +224,7 @@ def run(
         app = App(settings)
         app.index.load()
         judge_obj = Judge(app) if judge else None
-        repeats: list[list[dict[str, Any]]] = []
+        repeats: list[list[ItemResult]] = []
         for _ in range(repeat):
             results = []
             for item in items:

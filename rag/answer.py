@@ -26,7 +26,6 @@ from rag.catalog_answers import CatalogueAnswerer, CatalogueDraft
 from rag.chatmodel import ChatModel, Message, Usage
 from rag.chunk import count_tokens, encoding
 from rag.cite import (
-    MAX_SOURCE_CHARS,
     StreamRenumberer,
     SupportChecker,
     citations_for,
@@ -34,21 +33,22 @@ from rag.cite import (
     renumber,
     strip_invalid,
 )
-from rag.compose import Draft, ExtractiveAnswerer, name_of
+from rag.compose import Draft, ExtractiveAnswerer, also_relevant_line, name_of
 from rag.errors import LLMError, QuestionError
+from rag.evidence import MAX_SOURCE_CHARS, Scored
+from rag.examples import coined_name
 from rag.gate import (
     ABSTAIN_SENTINEL,
     ABSTAIN_TEXT,
     NO_MATCH_TEXT,
     Gate,
     Relevance,
-    Scored,
     also_relevant,
 )
 from rag.prompts import load
 from rag.question import Kind, Question, parse
 from rag.retrieve import Retriever
-from rag.text import format_authors
+from rag.text import end_sentence, format_authors
 from rag.types import Answer, Claim, Hit, Paper
 
 OnToken = Callable[[str], None]
@@ -194,6 +194,20 @@ class Verifier:
             claim.supported, claim.reason = False, "the LLM verifier found no support"
 
 
+def with_subject_of(q: Question, context: Sequence[Paper]) -> Question:
+    """ "How does it work?" after an answer about CTE asks how CTE works: a what-is, how-it-works
+    or does-it-work question whose subject is a pronoun takes the name the conversation's paper
+    coined (rag.examples.coined_name), so the gate and the composer look for its definition."""
+    if q.pronoun and not q.subject and context and q.kind in (Kind.DEFINITION, Kind.MECHANISM, Kind.FINDING):
+        q.subject = coined_name(context[0])
+    return q
+
+
+def _unmet_line(q: Question) -> str:
+    """The closing note when the question names a filter the collection cannot apply."""
+    return f"\n\nNote: {end_sentence(q.unmet_note)}" if q.unmet else ""
+
+
 def merge_filters(explicit: Filters, read: Filters) -> Filters:
     """Filters given by the caller win; the question's own fill the fields left empty."""
     values = {k: v if v not in (None, "") else getattr(read, k) for k, v in explicit.__dict__.items()}
@@ -215,7 +229,7 @@ class AnswerPipeline:
         self.retriever = retriever
         self.answerer = answerer
         self.checker = checker
-        self.relevance = Relevance(checker, min_similarity)
+        self.relevance = Relevance(checker.vectors, min_similarity)
         self.k = k
         self.max_question_chars = max_question_chars
         self.verifier = verifier
@@ -254,7 +268,7 @@ class AnswerPipeline:
         usage = Usage()
         start = time.perf_counter()
         catalog = self.catalog()
-        q = parse(question, catalog)
+        q = with_subject_of(parse(question, catalog), context)
         filters = merge_filters(filters, q.filters)
         result = Answer(
             question=question,
@@ -276,14 +290,13 @@ class AnswerPipeline:
             )
             if catalogued is not None:
                 timings["retrieve"] = (time.perf_counter() - start) * 1000
-                return self._finish_catalogue(result, catalogued, timings, usage, on_token)
+                return self._finish_catalogue(result, catalogued, q, timings, usage, on_token)
         text = question if query == question else f"{question} {query}"
         want = k * 2 if q.kind is Kind.LIST else k
         hits = self.retriever.search(query, want, filters).hits
         timings["retrieve"] = (time.perf_counter() - start) * 1000
         start = time.perf_counter()
-        scored = self.relevance.sentences(q, text, hits)
-        gate = self.relevance.gate(q, text, hits, scored)
+        scored, gate = self.relevance.assess(q, text, hits)
         result.sources = hits
         if not gate.answerable:
             self._abstain(result, hits, gate, q, on_token)
@@ -312,11 +325,10 @@ class AnswerPipeline:
         source, if the gate finds that the sources address the description."""
         described = parse(text, None)
         hits = self.retriever.search(text, k, filters).hits
-        scored = self.relevance.sentences(described, text, hits)
-        gate = self.relevance.gate(described, text, hits, scored)
+        scored, gate = self.relevance.assess(described, text, hits)
         if not gate.answerable or not scored:
             return []
-        order = gate.focus or [scored[0][2]]
+        order = gate.focus or [scored[0].source]
         return [hits[n - 1].paper for n in order]
 
     def _abstain(self, result: Answer, hits: list[Hit], gate: Gate, q: Question, on_token: OnToken | None) -> None:
@@ -327,9 +339,9 @@ class AnswerPipeline:
             text += (
                 f"\n\nRelated, not answering (they mention {subject} but do not "
                 f"{'introduce' if q.introduce else 'define'} it): "
-                + "; ".join(f"**{name_of(p)}**" for p in related)
-                + "."
+                + end_sentence("; ".join(f"**{name_of(p)}**" for p in related))
             )
+        text += _unmet_line(q)
         result.text, result.abstained, result.related, result.reason = text, True, related, gate.reason
         result.raw_text = result.raw_text or text
         result.citations, result.claims = [], []
@@ -356,14 +368,17 @@ class AnswerPipeline:
         related = draft.related if draft.claims else also_relevant(q, scored, set(mapping))
         result.related = [hits[n - 1].paper for n in related if 1 <= n <= len(hits) and n not in mapping]
         if result.related:
-            text += "\n\nAlso relevant: " + "; ".join(f"**{name_of(p)}**" for p in result.related) + "."
+            text += "\n\n" + also_relevant_line(result.related)
+        text += _unmet_line(q)
         result.text, result.claims, result.removed_citations, result.sources = text, claims, removed, sources
         self._check(result, usage)
         if on_token and draft.kind != "streamed":
             for i, line in enumerate(text.split("\n")):
                 on_token(line if i == 0 else "\n" + line)
-        elif on_token and result.related:
-            on_token("\n\nAlso relevant: " + "; ".join(f"**{name_of(p)}**" for p in result.related) + ".")
+        elif on_token:
+            tail = ("\n\n" + also_relevant_line(result.related) if result.related else "") + _unmet_line(q)
+            if tail:
+                on_token(tail)
 
     def _check(self, result: Answer, usage: Usage) -> None:
         sources = {n: h.paper for n, h in enumerate(result.sources, start=1)}
@@ -374,12 +389,20 @@ class AnswerPipeline:
         result.citations = citations_for(result.claims, result.sources)
 
     def _finish_catalogue(
-        self, result: Answer, draft: CatalogueDraft, timings: dict[str, float], usage: Usage, on_token: OnToken | None
+        self,
+        result: Answer,
+        draft: CatalogueDraft,
+        q: Question,
+        timings: dict[str, float],
+        usage: Usage,
+        on_token: OnToken | None,
     ) -> Answer:
         start = time.perf_counter()
         result.mode = "catalogue"
         hits = draft.hits()
         text, sources, _ = renumber(draft.text, draft.claims, hits)
+        if q.unmet and "cannot say" not in text:
+            text += _unmet_line(q)
         result.text = result.raw_text = text
         result.sources, result.claims, result.abstained = sources, draft.claims, draft.abstained
         result.related = draft.related

@@ -13,11 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rag.catalog import Catalog, Filters
-from rag.cite import field_value, source_text
+from rag.cite import field_value
 from rag.compose import byline, name_of
+from rag.evidence import source_text
 from rag.gate import ABSTAIN_TEXT
 from rag.question import Kind, Question
-from rag.text import INTRODUCE, format_authors, split_sentences
+from rag.text import INTRODUCE, end_sentence, format_authors, split_sentences
 from rag.types import Claim, Hit, Paper
 
 FIELD_NAMES = {"authors": "authors", "track": "track", "venue": "venue", "decision": "decision", "year": "year"}
@@ -83,6 +84,9 @@ class CatalogueAnswerer:
     ) -> CatalogueDraft | None:
         """The catalogue's answer, or None when the question is not one the catalogue can settle
         (the pipeline then answers it from the abstracts)."""
+        if q.unmet and q.kind in (Kind.COUNT, Kind.CATALOGUE_LIST):  # "How many orals?" without decisions
+            why = "; ".join(f"{reason}, so it cannot tell which papers are {words}" for words, reason in q.unmet)
+            return CatalogueDraft(f"The collection cannot say: {why}.", abstained=True)
         if q.kind is Kind.COUNT:
             if q.authors:
                 return self._by_author(q, catalog, filters, best_sentence, counting=True)
@@ -139,7 +143,7 @@ class CatalogueAnswerer:
             draft.papers.append(paper)
             n = len(draft.papers)
             shown = format_authors(paper.authors, paper.authors_truncated, 12) if name == "authors" else value
-            claim = f"{FIELD_NAMES.get(name, name).capitalize()}: {shown}."
+            claim = end_sentence(f"{FIELD_NAMES.get(name, name).capitalize()}: {shown}")
             where = " ".join(str(x) for x in (paper.venue, paper.year) if x and name not in ("venue", "year"))
             lines.append(f"**{name_of(paper)}** [{n}]{f' ({where})' if where else ''}. {claim}")
             draft.claims.append(Claim(text=claim, cites=[n], field=name))
@@ -160,7 +164,7 @@ class CatalogueAnswerer:
         draft = CatalogueDraft("")
         for i, paper in enumerate(shown, start=1):
             value = field_value(paper, main)
-            claim = f"{main.capitalize()}: {value}." if value else ""
+            claim = end_sentence(f"{main.capitalize()}: {value}") if value else ""
             authors = format_authors(paper.authors, paper.authors_truncated, 3)
             lines.append(
                 f"{i}. **{name_of(paper)}** [{i}]"
@@ -207,7 +211,7 @@ class CatalogueAnswerer:
         for i, paper in enumerate(shown, start=1):
             draft.papers.append(paper)
             authors = format_authors(paper.authors, paper.authors_truncated, 12)
-            claim = f"Authors: {authors}."
+            claim = end_sentence(f"Authors: {authors}")
             quotes = [best_sentence(q.text, paper)] if topical else describing_sentences(paper)
             quotes = [s for s in quotes if s]
             lines.append(

@@ -2,8 +2,10 @@
 the sources, renumber them in order of appearance, check each cited sentence against what it
 cites, and write BibTeX.
 
-The check needs no LLM. For each claim it finds the sentence of each cited abstract that supports
-it best (cosine of sentence embeddings blended with word overlap) and then applies hard checks:
+The check needs no LLM. For each claim it finds the sentence of each cited abstract (or, for a
+title-only paper, its title) that supports it best (rag.evidence's sentence score: cosine of
+sentence embeddings blended with word overlap; a verbatim quote is its own support) and then
+applies hard checks:
 every number and every coined name in the claim must occur in a cited abstract. A claim failing a
 hard check, or scoring below the threshold, is flagged unsupported, never silently kept. A claim
 that states a catalogue field (authors, track, venue, decision, year) is checked against that
@@ -11,7 +13,7 @@ field instead of the abstract.
 
 Everything here is linear in the size of the answer and the sources: markers are found by one
 regex pass that cannot backtrack over long runs of spaces, each source's numbers and words are
-computed once per check, and a source is read only up to `MAX_SOURCE_CHARS`."""
+computed once per check, and a source is read only up to `rag.evidence.MAX_SOURCE_CHARS`."""
 
 from __future__ import annotations
 
@@ -22,11 +24,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rag.embed import Embedder
+from rag.evidence import Vectors, overlap, sentence_score, source_sentences, source_text
 from rag.text import (
     comparable,
     content_words,
     format_authors,
     names_in,
+    normalise,
     numbers_in,
     plain,
     split_sentences,
@@ -36,14 +40,6 @@ from rag.types import Citation, Claim, Hit, Paper
 # A marker: "[3]", "[1, 2]", "[2-4]". Spaces before it are not part of the pattern (a `\s*`
 # prefix would make every position of a long run of spaces a new, failing match attempt).
 MARKER = re.compile(r"\[(\d{1,4}(?:\s{0,3}[,;–-]\s{0,3}\d{1,4}){0,30})\]")
-# A source longer than this is read only this far: by the answerer, the checks and the prompt.
-MAX_SOURCE_CHARS = 20_000
-
-
-def source_text(paper: Paper) -> str:
-    """The part of an abstract that answering and checking read (a 1 MB abstract must not make
-    an answer take minutes)."""
-    return paper.abstract[:MAX_SOURCE_CHARS]
 
 
 def parse_numbers(group: str) -> list[int]:
@@ -192,35 +188,38 @@ class _SourceFacts:
     haystack: str
     numbers: set[str]
     sentences: list[str]
+    exact: dict[str, str]  # normalised sentence -> sentence, to recognise verbatim quotes
 
 
 @dataclass
 class SupportChecker:
+    """Checks each claim against what it cites. The sentence scorer and the embedding cache are
+    rag.evidence's, shared with the gate, so "supports" and "addresses" are scored alike."""
+
     embedder: Embedder
     threshold: float = 0.5
-    _cache: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    vectors: Vectors = field(init=False, repr=False)
     _facts: dict[str, _SourceFacts] = field(default_factory=dict, repr=False)
 
+    def __post_init__(self) -> None:
+        self.vectors = Vectors(self.embedder)
+
     def embed(self, texts: list[str]) -> np.ndarray:
-        """Embeddings with a bounded per-process cache: answering and checking look at the same
-        abstract sentences, and each should be embedded once."""
-        known = {t: self._cache[t] for t in set(texts) if t in self._cache}
-        todo = [t for t in dict.fromkeys(texts) if t not in known]
-        if todo:
-            known.update(zip(todo, self.embedder.embed(todo)))
-            if len(self._cache) > 20000:  # bounded; several UI sessions may share this cache
-                self._cache.clear()
-            self._cache.update((t, known[t]) for t in todo)
-        return np.vstack([known[t] for t in texts]) if texts else np.zeros((0, 1), dtype=np.float32)
+        return self.vectors.embed(texts)
 
     def facts(self, paper: Paper) -> _SourceFacts:
+        """A source's sentences, numbers and words; a title-only paper's title is its text."""
         key = f"{paper.id}\x00{len(paper.abstract)}\x00{paper.title}"
         found = self._facts.get(key)
         if found is None:
             text = source_text(paper)
+            sentences = source_sentences(paper) or [""]
             haystack = comparable(f"{paper.title} {paper.label} {text}")
             found = _SourceFacts(
-                haystack, {n for n in numbers_in(plain(text) + " " + paper.title)}, split_sentences(text) or [text]
+                haystack,
+                {n for n in numbers_in(plain(text) + " " + paper.title)},
+                sentences,
+                {normalise(s): s for s in sentences if s},
             )
             if len(self._facts) > 2000:
                 self._facts.clear()
@@ -228,14 +227,17 @@ class SupportChecker:
         return found
 
     def best_sentence(self, claim: str, paper: Paper) -> tuple[str, float]:
-        sentences = self.facts(paper).sentences
+        """The sentence of `paper` that supports `claim` best, and its score. A claim that is a
+        verbatim sentence of the paper (an extractive answer's quote) is its own best support."""
+        facts = self.facts(paper)
+        exact = facts.exact.get(normalise(claim))
+        if exact is not None:
+            return exact, 1.0
+        sentences = facts.sentences
         vectors = self.embed([claim, *sentences])
         cos = vectors[1:] @ vectors[0]
         words = content_words(claim)
-        scores = []
-        for sentence, sim in zip(sentences, cos):
-            overlap = len(words & content_words(sentence)) / len(words) if words else 0.0
-            scores.append(0.6 * max(float(sim), 0.0) + 0.4 * overlap)
+        scores = [sentence_score(float(sim), overlap(words, sentence)) for sentence, sim in zip(sentences, cos)]
         best = int(np.argmax(scores))
         return sentences[best], scores[best]
 

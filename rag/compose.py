@@ -21,24 +21,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from rag.gate import _FINDING_WORDS, _MOTIVATION, Gate, Scored, also_relevant, defines
+from rag.evidence import FINDING, MECHANISM, MOTIVATION, RESULT, Scored, source_sentences
+from rag.gate import ABSTAIN_SENTINEL, Gate, also_relevant, defines, topic_words, words_of
 from rag.question import Kind, Question
 from rag.text import (
     bold_numbers,
-    contains_term,
+    end_sentence,
     format_authors,
     introduces,
     numbers_in,
-    value_numbers,
+    stated_numbers,
 )
 from rag.types import Claim, Hit, Paper
 
 EXTRACTIVE_NOTE = "Extractive answer (sentences quoted from the abstracts; no language model was used)."
-_MECHANISM = re.compile(
-    r"\b(?:by|via|through|uses?|using|leverag\w*|employ\w*|consist\w*|combin\w*|first|then|"
-    r"learns?|trains?|comput\w*|maps?|encod\w*|decompos\w*|introduces?|builds?)\b",
-    re.I,
-)
 
 
 @dataclass
@@ -54,6 +50,15 @@ class Draft:
 
 def name_of(paper: Paper) -> str:
     return paper.display_title
+
+
+def names_line(head: str, papers: list[Paper]) -> str:
+    """ "Also relevant: **A**; **B**." with one final period, never two (a label may end in "…")."""
+    return end_sentence(f"{head}: " + "; ".join(f"**{name_of(p)}**" for p in papers))
+
+
+def also_relevant_line(papers: list[Paper]) -> str:
+    return names_line("Also relevant", papers)
 
 
 def byline(paper: Paper, limit: int = 6) -> str:
@@ -108,9 +113,11 @@ class ExtractiveAnswerer:
         return self.compose(question, hits, scored, gate)
 
     def compose(self, question: Question, hits: list[Hit], scored: list[Scored], gate: Gate) -> Draft:
+        if not scored:  # nothing to quote (sources without text): say so rather than print nothing
+            return Draft(ABSTAIN_SENTINEL)
         by_source: dict[int, list[Scored]] = {}
         for row in scored:
-            by_source.setdefault(row[2], []).append(row)
+            by_source.setdefault(row.source, []).append(row)
         kind = question.kind
         if kind is Kind.LIST:
             draft = self._list(question, hits, scored, by_source)
@@ -133,11 +140,11 @@ class ExtractiveAnswerer:
 
     def _general(self, question: Question, hits: list[Hit], scored: list[Scored]) -> Draft:
         chosen: list[Scored] = []
-        best = scored[0][0]
+        best = top_score(scored, hits)
         for row in scored:
-            if len(chosen) == self.max_sentences or row[0] < 0.75 * best:
+            if len(chosen) == self.max_sentences or row.score < 0.75 * best:
                 break
-            if sum(1 for c in chosen if c[2] == row[2]) < self.per_source:
+            if sum(1 for c in chosen if c.source == row.source) < self.per_source:
                 chosen.append(row)
         return render(_group(chosen), hits, question)
 
@@ -145,78 +152,74 @@ class ExtractiveAnswerer:
         self, question: Question, hits: list[Hit], scored: list[Scored], by_source: dict[int, list[Scored]]
     ) -> Draft:
         asked = set(numbers_in(question.text))
-        with_number = [r for r in scored if [v for v in value_numbers(r[3]) if v not in asked]]
+        with_number = [r for r in scored if [v for v in stated_numbers(r.sentence) if v not in asked]]
         first = with_number[0] if with_number else scored[0]
         chosen = [first]
-        for row in by_source[first[2]]:
+        for row in by_source[first.source]:
             if len(chosen) == 2 or row is first:
                 continue
-            if row[0] >= 0.8 * first[0]:
+            if row.score >= 0.8 * first.score:
                 chosen.append(row)
         for row in with_number[1:]:
-            if len(chosen) >= self.max_sentences or row[0] < 0.85 * first[0]:
+            if len(chosen) >= self.max_sentences or row.score < 0.85 * first.score:
                 break
-            if row not in chosen and row[2] != first[2]:
+            if row not in chosen and row.source != first.source:
                 chosen.append(row)
         return render(_group(chosen), hits, question)
 
     def _which(
         self, question: Question, hits: list[Hit], scored: list[Scored], by_source: dict[int, list[Scored]], gate: Gate
     ) -> Draft:
-        sources = gate.focus or [scored[0][2]]
-        sources = sorted(sources, key=lambda n: -by_source[n][0][0])[:3]
+        sources = [n for n in gate.focus if n in by_source] or [scored[0].source]
+        sources = sorted(sources, key=lambda n: -by_source[n][0].score)[:3]
         subjects = question.subject_names if question.names_subject else []
         blocks = []
         for n in sources:
             rows = by_source[n]
-            intro = [r for r in rows if subjects and any(introduces(r[3], s) for s in subjects)]
-            first = intro[0] if intro else rows[0]
-            rest = [r for r in rows if r is not first and r[0] >= 0.85 * first[0]][:1]
-            blocks.append(Block(n, [first[3]] + [r[3] for r in rest], with_byline=True))
+            intro = first_introducing(source_sentences(hits[n - 1].paper), subjects)
+            first = next((r for r in rows if r.sentence == intro), rows[0])
+            rest = [
+                r.sentence for r in rows if r is not first and r.sentence != intro and r.score >= 0.85 * first.score
+            ]
+            blocks.append(Block(n, [intro or first.sentence] + rest[:1], with_byline=True))
         if not gate.focus and len(scored) > 1:  # a lookup: the runner-up paper only if nearly as good
-            runner = next((r for r in scored if r[2] != sources[0]), None)
-            if runner and runner[0] >= 0.92 * scored[0][0]:
-                blocks.append(Block(runner[2], [runner[3]], with_byline=True))
+            runner = next((r for r in scored if r.source != sources[0]), None)
+            if runner and runner.score >= 0.92 * scored[0].score:
+                blocks.append(Block(runner.source, [runner.sentence], with_byline=True))
         return render(blocks, hits, question)
 
     def _definition(
         self, question: Question, hits: list[Hit], scored: list[Scored], by_source: dict[int, list[Scored]], gate: Gate
     ) -> Draft:
+        """The defining sentence of the paper that defines the subject, then up to two sentences
+        on how it works (in the abstract's order): what the method does and by what means
+        (`MECHANISM`), never the motivation before the definition or the results after it."""
         subjects = question.subject_names if question.names_subject else []
-        sources = gate.focus or [scored[0][2]]
-        n = max(sources, key=lambda s: by_source[s][0][0])
-        paper = hits[n - 1].paper
-        rows = by_source[n]
-        defining = [
-            r for r in rows if subjects and any(introduces(r[3], s) or defines(r[3], s, "", "") for s in subjects)
-        ]
-        first = defining[0] if defining else rows[0]
-        order = {s: i for i, s in enumerate(r[3] for r in rows)}
-        mechanism = [
-            r
-            for r in rows
-            if r is not first and (_MECHANISM.search(r[3]) or any(contains_term(r[3], s) for s in subjects))
-        ]
-        if question.kind is Kind.MECHANISM:
-            mechanism.sort(key=lambda r: -r[0])
-        extra = [r[3] for r in mechanism[: self.max_sentences - 1]]
-        from rag.text import split_sentences
-
-        position = {s: i for i, s in enumerate(split_sentences(paper.abstract))}
-        extra.sort(key=lambda s: position.get(s, order.get(s, 0)))
-        return render([Block(n, [first[3]] + extra)], hits, question)
+        sources = [n for n in gate.focus if n in by_source] or [scored[0].source]
+        n = max(sources, key=lambda s: by_source[s][0].score)
+        order = source_sentences(hits[n - 1].paper)
+        # The first sentence that introduces or defines the subject: where the abstract says what
+        # it is ("we introduce Compress Then Explain (CTE), …"), not a later one that names it
+        # again ("CTE is a simple plug-in …", "we propose a novel Iterative SRO algorithm").
+        first = first_introducing(order, subjects, define=True) or by_source[n][0].sentence
+        at = order.index(first) if first in order else 0
+        how = [s for s in order[at + 1 :] if is_mechanism(s)]
+        if not how:  # nothing after it says how: a mechanism sentence before it, about this work, will do
+            ours = re.compile(r"\b(?:we|our)\b", re.I)
+            how = [s for s in order[:at] if is_mechanism(s) and (ours.search(s) or any(n in s for n in subjects))]
+        return render([Block(n, [first] + how[: self.max_sentences - 1])], hits, question)
 
     def _finding(
         self, question: Question, hits: list[Hit], scored: list[Scored], by_source: dict[int, list[Scored]]
     ) -> Draft:
-        ranked = sorted(by_source, key=lambda n: -by_source[n][0][0])[:3]
-        best = scored[0][0]
+        ranked = sorted(by_source, key=lambda n: -by_source[n][0].score)[:3]
+        best = top_score(scored, hits)
         blocks = []
         for n in ranked:
-            rows = [r for r in by_source[n] if _FINDING_WORDS.search(r[3]) and not _MOTIVATION.search(r[3])]
-            rows = [r for r in rows if r[0] >= 0.6 * best][: self.per_source]
+            rows = [r for r in by_source[n] if FINDING.search(r.sentence) and not MOTIVATION.search(r.sentence)]
+            rows = [r for r in rows if r.score >= 0.6 * best][: self.per_source]
             if rows:
-                blocks.append(Block(n, [r[3] for r in rows]))
+                blocks.append(Block(n, [r.sentence for r in rows]))
         if not blocks:
             return self._general(question, hits, scored)
         return render(blocks, hits, question)
@@ -224,29 +227,87 @@ class ExtractiveAnswerer:
     def _list(
         self, question: Question, hits: list[Hit], scored: list[Scored], by_source: dict[int, list[Scored]]
     ) -> Draft:
-        best = scored[0][0]
-        matching = [
-            n
-            for n in sorted(by_source, key=lambda n: -by_source[n][0][0])
-            if by_source[n][0][0] >= 0.7 * best and by_source[n][0][1] >= 0.3
-        ]
+        """One line per paper, in retrieval order, whose best sentence is close to the question
+        (score within 0.7 of the best abstract sentence, some sentence at cosine >= 0.3), or that
+        has a sentence with every word of the topic ("… then develop Shapley value to …" for
+        "Which papers use Shapley values?"). When none matches the list is never empty: the
+        nearest papers are shown and said to be the nearest."""
+        best = top_score(scored, hits)
+        closest = {n: max(r.cosine for r in rows) for n, rows in by_source.items()}
+        topic = topic_words(question)
+        naming = {
+            n: next((r for r in rows if topic and topic <= words_of(r.sentence) and r.cosine >= 0.2), None)
+            for n, rows in by_source.items()
+        }
+        ranked = sorted(by_source)  # in retrieval order: it weighs titles, names and both rankers
+        close = {n for n in ranked if by_source[n][0].score >= 0.7 * best and closest[n] >= 0.3}
+        matching = [n for n in ranked if n in close or naming[n] is not None]
+        near = not matching
+        if near:
+            matching = [n for n in ranked if closest[n] >= 0.2][:3]
+        if not matching:
+            return Draft(ABSTAIN_SENTINEL)
         shown = matching[: self.list_size]
         more = matching[self.list_size :]
-        head = (
-            f"{len(matching)} of the retrieved papers match; the {len(shown)} most relevant:"
-            if more
-            else f"{len(shown)} of the retrieved papers match:"
-        )
-        draft = render([Block(n, [by_source[n][0][3]]) for n in shown], hits, question, head=head, numbered=True)
+        scope = f" ({question.unmet_note})" if question.unmet_note else ""
+        if near:
+            head = f"No retrieved paper matches closely{scope}; the nearest {len(shown)}:"
+        elif more:
+            head = f"{len(matching)} of the retrieved papers match{scope}; the {len(shown)} most relevant:"
+        else:
+            head = f"{len(shown)} of the retrieved papers match{scope}:"
+        quotes = [naming.get(n) or by_source[n][0] if n not in close else by_source[n][0] for n in shown]
+        draft = render([Block(r.source, [r.sentence]) for r in quotes], hits, question, head=head, numbered=True)
         if more:
             draft.text += f"\n… and {len(more)} more (under Also relevant)."
             draft.related = more
         return draft
 
 
+def top_score(scored: list[Scored], hits: list[Hit]) -> float:
+    """The best score of a sentence from an abstract (else of any sentence): the yardstick of
+    the relative cuts. A title-only paper's title is its one sentence and, dense with the topic's
+    words, would outscore every abstract sentence and cut papers that answer from the list."""
+    return max((r.score for r in scored if hits[r.source - 1].paper.abstract), default=scored[0].score)
+
+
+def first_introducing(sentences: list[str], subjects: list[str], define: bool = False) -> str:
+    """The first sentence, in the abstract's order, that introduces one of `subjects` (or, with
+    `define`, defines it): where the abstract says what it is ("we introduce Sketching for
+    Regularized Optimization (SRO), …"), not a later one that names it again ("we propose a novel
+    Iterative SRO algorithm", "CTE is a simple plug-in …"). "" when none does."""
+    for sentence in sentences:
+        if any(introduces(sentence, name) or (define and defines(sentence, name)) for name in subjects):
+            return sentence
+    return ""
+
+
+def is_mechanism(sentence: str) -> bool:
+    """A sentence on how a method works: it says what is done and by what means ("we train …",
+    "our method …"), and reports no result or motivation; one that opens with the means ("By
+    modifying specific neurons …, FiNE improves …") is one even when it ends in a result."""
+    if _BY_MEANS.match(sentence):
+        return True
+    return bool(
+        (MECHANISM.search(sentence) or _OUR_METHOD.match(sentence))
+        and not RESULT.search(sentence)
+        and not MOTIVATION.search(sentence)
+    )
+
+
+_BY_MEANS = re.compile(r"^(?:by|through|via)\s+(?:\w+ly\s+)?\w+ing\b", re.I)
+
+
+_OUR_METHOD = re.compile(
+    r"^(?:(?:first|then|finally|specifically|concretely|building on this),?\s+)?(?:our|the|this)\s+(?:proposed\s+)?"
+    r"(?:method|approach|framework|model|technique|algorithm|system|pipeline|procedure)\b",
+    re.I,
+)
+
+
 def _group(rows: list[Scored]) -> list[Block]:
     """Rows -> one block per source, in order of each source's first row."""
     blocks: dict[int, Block] = {}
     for row in rows:
-        blocks.setdefault(row[2], Block(row[2], [])).sentences.append(row[3])
+        blocks.setdefault(row.source, Block(row.source, [])).sentences.append(row.sentence)
     return list(blocks.values())

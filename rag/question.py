@@ -10,6 +10,7 @@ Pure functions of the question and the catalogue's facet values; no retrieval he
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -65,9 +66,18 @@ class Question:
     topic: str = ""  # the question without filter and list wording: what to retrieve
     rest: str = ""  # the question without the words that named filters and authors
     person: bool = False  # asks "who …" about something other than authorship
+    life: bool = False  # asks about a person's life ("When was Albert Einstein born?")
     pronoun: bool = False  # refers back ("it", "its", "this paper", "they") and names no paper
     described: bool = False  # describes a paper ("the paper on …") rather than naming a thing
     attribute: str = ""  # what is asked of the subject in "the <attribute> of <subject>" ("recommended dose")
+    # Filters the question names that the collection cannot apply: (the words used, why), e.g.
+    # ("orals", "the collection records no decisions"). Answers say so instead of ignoring them.
+    unmet: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+
+    @property
+    def unmet_note(self) -> str:
+        """ "not restricted to orals: the collection records no decisions" ("" when none)."""
+        return "; ".join(f"not restricted to {words}: {why}" for words, why in self.unmet)
 
     @property
     def subject_names(self) -> list[str]:
@@ -204,6 +214,29 @@ def recognise_filters(question: str, facets: dict[str, list[str]]) -> tuple[Filt
     return filters, spans
 
 
+_DECISION_WORD = re.compile(_word(r"(oral|spotlight|poster)s?(?:\s+papers?|\s+presentations?)?"), re.I)
+_POSITION_WORD = re.compile(_word(r"position(?:[- ]track)?\s+papers?|position[- ]track"), re.I)
+
+
+def unmet_filters(question: str, facets: dict[str, list[str]]) -> list[tuple[str, str, tuple[int, int]]]:
+    """Decision words ("orals") and "position papers" in a question that the collection cannot
+    filter by, because it records no decisions (or none of that kind) or no position track, with
+    the reason. A collection of abstracts without decisions must say it cannot tell orals apart,
+    not list other papers as if they were orals."""
+    out: list[tuple[str, str, tuple[int, int]]] = []
+    decisions = facets.get("decision", [])
+    for m in _DECISION_WORD.finditer(question):
+        word = m.group(1).lower()
+        if not decisions:
+            out.append((m.group(0), "the collection records no decisions (oral, spotlight, poster)", m.span()))
+        elif not any(word in fold(d) for d in decisions):
+            out.append((m.group(0), f"the collection records no {word} decisions", m.span()))
+    position = _POSITION_WORD.search(question)
+    if position and not any("position" in fold(t) for t in facets.get("track", [])):
+        out.append((position.group(0), "the collection records no position track", position.span()))
+    return out
+
+
 def _remove_spans(text: str, spans: list[tuple[int, int]]) -> str:
     for start, end in sorted(spans, reverse=True):
         text = text[:start] + " " + text[end:]
@@ -252,7 +285,8 @@ _NUMERIC = re.compile(
     r"\b(?:how\s+(?:many|much|often|large|fast|big|long|accurate)|by\s+how\s+much|"
     r"what\s+(?:is\s+the\s+|are\s+the\s+)?(?:accuracy|percentage|percent|score|number|rate|speed-?up|improvement|gain|"
     r"size|price|cost|value|error|f1|auc|win\s+rate|success\s+rate|reduction|performance)|"
-    r"what\s+(?:[\w-]+\s+){1,3}(?:accuracy|rate|score|improvement|gain|speed-?up|reduction|error))\b",
+    r"what\s+(?:[\w-]+\s+){1,3}(?:accuracy|rate|score|improvement|gain|speed-?up|reduction|error)|"
+    r"what\s+(?:(?:input|sequence|context|value)\s+)?(?:range|lengths?)\s+(?:of|does|do|did|is|are|can)\b)\b",
     re.I,
 )
 _FINDING = re.compile(
@@ -260,6 +294,20 @@ _FINDING = re.compile(
     r"worse than|outperform\w*|help\w*|hurt\w*|effect of|impact of|benefit\w*|what did .+ find\b|findings\b|"
     r"results? (?:of|for|on)\b)",
     re.I,
+)
+
+
+_HOW_WELL = re.compile(
+    r"^how\s+(?:well|good|effective(?:ly)?|accurately|reliabl[ey])\s+(?:does|do|did|is|are|can|could)\s+(.+?)"
+    r"(?:\s+(?:work|works|perform|performs|do|generali[sz]e|scale|compare|hold\s+up)\b.*)?[?.!]*$|"
+    r"^how\s+(?:does|do|did)\s+(.+?)\s+(?:perform|compare|fare)\b",
+    re.I,
+)
+
+
+_LIFE = re.compile(
+    r"^(?i:when|where|how\s+old)\s+(?i:was|were|is|did)\s+(?:[A-Z][\w.'-]*\s+){1,4}"
+    r"(?:born|die|died|raised|grow\s+up|married|buried|live|lived)\b"
 )
 
 
@@ -273,8 +321,11 @@ def parse(question: str, catalog: Catalog | None = None) -> Question:
         m = re.search(re.escape(name).replace(r"\.", r"\.?").replace(r"\ ", r"\s+"), text, re.I)
         if m:
             spans.append(m.span())
+    unmet = unmet_filters(text, facets) if catalog is not None else []
+    spans += [span for _, _, span in unmet]
     rest = _remove_spans(text, spans)
     q = Question(text=text, filters=filters, authors=authors, topic=topic_of(rest), rest=rest)
+    q.unmet = list(dict.fromkeys((words, why) for words, why, _ in unmet))
     q.pronoun = bool(_PRONOUN.search(text)) and not proper_names(rest)
     low = text.lower()
     asked = re.search(
@@ -371,7 +422,7 @@ def parse(question: str, catalog: Catalog | None = None) -> Question:
         r"|^(?:list|show|give|find)\b",
         low,
     )
-    if listy and filters.active() and not content_words(q.topic):
+    if listy and (filters.active() or q.unmet) and not content_words(q.topic):
         q.kind = Kind.CATALOGUE_LIST
         return q
 
@@ -389,8 +440,9 @@ def parse(question: str, catalog: Catalog | None = None) -> Question:
         q.subject = _clean_subject(m.group(2) or m.group(4) or m.group(5) or m.group(7) or "")
         q.subject = re.sub(r"^(?:the\s+(?:idea|concept|notion)\s+of\s+)", "", q.subject, flags=re.I)
         return q
-    if re.match(r"^who\b", low):
-        q.person = True
+    q.life = bool(_LIFE.search(text))
+    if re.match(r"^who\b", low) or q.life:
+        q.person = True  # "Who …?", "When was Albert Einstein born?": about a person, not a paper
     rest_low = rest.lower()
     if re.search(rf"\b(?:which|what)\s+{_PAPER}\b", rest_low) or re.search(
         rf"\bthe\s+{_PAPER}\s+(?:on|about|that)\b", rest_low
@@ -411,6 +463,11 @@ def parse(question: str, catalog: Catalog | None = None) -> Question:
         )
         q.subject = m.group(1) if m else ""
         return q
+    m = _HOW_WELL.match(text)
+    if m:  # "How well does X work?", "How does X perform?": its results
+        q.kind = Kind.FINDING
+        q.subject = _own_subject(_clean_subject(m.group(1) or m.group(2) or ""))
+        return q
     m = re.match(
         r"^how\s+(?:does|do|did|is|are)\s+(.+?)\s+(?:work|works|function|operate|achieve\w*|compute\w*|train\w*|built|implemented|do\s+it)\b",
         text,
@@ -418,7 +475,7 @@ def parse(question: str, catalog: Catalog | None = None) -> Question:
     )
     if m or re.search(r"\bmechanism\b|\bhow\s+does\b", low):
         q.kind = Kind.MECHANISM
-        q.subject = _clean_subject(m.group(1)) if m else ""
+        q.subject = _own_subject(_clean_subject(m.group(1)) if m else "")
         return q
     if _FINDING.search(text):
         q.kind = Kind.FINDING
@@ -427,7 +484,7 @@ def parse(question: str, catalog: Catalog | None = None) -> Question:
             text,
             re.I,
         )
-        q.subject = _clean_subject(m.group(1)) if m else ""
+        q.subject = _own_subject(_clean_subject(m.group(1)) if m else "")
         return q
     m = re.match(
         r"^(?:what\s+(?:is|are|was|were)|what's|whats|tell\s+me\s+(?:more\s+)?about|describe|explain|define|"
@@ -437,9 +494,15 @@ def parse(question: str, catalog: Catalog | None = None) -> Question:
     )
     if m:
         q.kind = Kind.DEFINITION
-        q.subject = _clean_subject(m.group(1) or m.group(2) or "")
+        q.subject = _own_subject(_clean_subject(m.group(1) or m.group(2) or ""))
         return q
     return q
+
+
+def _own_subject(subject: str) -> str:
+    """A subject that is only a pronoun ("How does it work?") names nothing: "" (the pipeline
+    then takes the subject from the conversation)."""
+    return "" if _PRONOUN.fullmatch(subject) else subject
 
 
 _ANY_NUMBER = re.compile(r"\d")
@@ -455,11 +518,11 @@ _UNITS = [
             re.I,
         ),
     ),
-    (re.compile(r"\bhow\s+(?:much|many|often)\b", re.I), _ANY_NUMBER),
-    (
+    (  # before "how much": "how much faster" asks for a factor
         re.compile(r"\bhow\s+fast\b|\bspeed-?ups?\b|\bfaster\b", re.I),
         re.compile(r"\d\s*(?:x|×|times|-fold)|\\times|%|\bfaster\b|\bspeed", re.I),
     ),
+    (re.compile(r"\bhow\s+(?:much|many|often)\b", re.I), _ANY_NUMBER),
     (
         re.compile(r"\b(?:percentage|percent|accuracy|rate|score|error|f1|auc)\b", re.I),
         re.compile(r"%|\d\.\d|\bpercent|\d\s*(?:x|×|times|-fold)|\\times", re.I),

@@ -212,24 +212,39 @@ def _apposition_name(sentence: str) -> str:
 
 
 _USED_BEFORE = re.compile(
-    r"\b(?:based on|using|use|uses|via|with|such as|like|from|than|over|of|including|extends?|extending)"
+    r"\b(?:based on|using|use|uses|via|with|such as|like|from|than|over|of|for|including|extends?|extending)"
     r"(?:\s+the)?\s+$",
+    re.I,
+)
+
+
+_WEAK_VERB = re.compile(
+    r"^(?:we|I|this\s+(?:paper|work|study|article)|here\s+we)\s+(?:first\s+|also\s+|further\s+)?"
+    r"(?:provide|offer|describe|establish|formulate|contribute)s?\b",
     re.I,
 )
 
 
 def _name_in(sentence: str, tail: str) -> str:
     called = _CALLED.search(sentence)
-    if called and called.group(1).strip("$\\{*") not in COMMON_ACRONYMS:
-        return called.group(1).strip("$\\{*.,")
+    if called:
+        name = called.group(1).strip("$\\{*.,")
+        if name not in COMMON_ACRONYMS:
+            return name
+        word = re.match(r"\s+([a-z][a-z-]{2,})\b", sentence[called.end() :])
+        if word and word.group(1) not in STOPWORDS:  # "called SGD jittering": a common acronym opens the name
+            return f"{name} {word.group(1)}"
     after = _AFTER_VERB.match(tail)
     if after and after.group(1) not in COMMON_ACRONYMS and after.group(1).lower() not in ("we", "this", "it"):
         if is_coined(after.group(1)) or after.group(1)[0].isupper():
             return after.group(1)
+    if _WEAK_VERB.match(tail):
+        return ""  # "this work provides an analysis of KAN …": a weak verb introduces no name by itself
     acronym = _PAREN_ACRONYM.search(tail)
     for word in re.finditer(r"[\w-]+", tail[:300]):
-        if _USED_BEFORE.search(tail[max(0, word.start() - 24) : word.start()]):
-            continue  # "based on the Frank-Wolfe algorithm": a name the paper uses, not one it introduces
+        before = tail[max(0, word.start() - 24) : word.start()]
+        if _USED_BEFORE.search(before) or _VARIANT.search(before):
+            continue  # "based on the Frank-Wolfe algorithm", "a randomized Frank-Wolfe": used, not introduced
         if is_coined(word.group(0)):
             if acronym and 0 < acronym.start() - word.start() < 90 and acronym.group(1) not in COMMON_ACRONYMS:
                 return acronym.group(1)
@@ -242,41 +257,70 @@ def _name_in(sentence: str, tail: str) -> str:
 _APPOSITION_ANYWHERE = re.compile(r"(?:^|[.!?]\s+)[$\\{*]*[A-Z][\w-]{1,40}[}*$]*,\s+(?:a|an)\s")
 
 
+# "X … (recently) proposed in Liu et al. (2024)", "X, introduced by [12]": X is someone else's.
+_CITED_BY = re.compile(
+    r"\b(?:(?:recently|originally|first|previously)\s+)?(?:proposed|introduced|developed|presented|invented)\s+"
+    r"(?:in|by)\s+(?!(?:Section|Sec|Appendix|Table|Figure|Fig|Eq|Chapter|This|Our|We|The)\b)(?:[A-Z][\w'-]+(?:\s+(?:et\s+al\.?|and\s+[A-Z][\w'-]+))?|\[\d|\(\w+,?\s+\d{4}|\d{4})"
+)
+
+
+def cited_names(abstract: str) -> set[str]:
+    """Names an abstract attributes to other work ("Kolmogorov–Arnold Network (KAN) is a network
+    structure recently proposed in Liu et al. (2024)"): the coined names and parenthesised
+    acronyms of a sentence before such a phrase, folded. A paper that analyses KAN is not KAN."""
+    found: set[str] = set()
+    for match in _CITED_BY.finditer(abstract):
+        start = max(abstract.rfind(". ", 0, match.start()), 0)
+        before = abstract[start : match.start()]
+        for word in re.findall(r"[A-Za-z][\w-]*[A-Za-z0-9]", before):
+            if is_coined(word) or word.isupper():
+                found.add(fold(word))
+                found.add(fold(word.rstrip("s")))
+    return found
+
+
 def introduced_name(abstract: str) -> str:
     """The name of the method, model or benchmark an abstract introduces ("we propose X", "X, a
-    new …", "called X"), or "" when it introduces none."""
+    new …", "called X"), or "" when it introduces none. A name the abstract attributes to
+    others (`cited_names`) is never it."""
     intro = INTRODUCE.search(abstract)
     appos = _APPOSITION_ANYWHERE.search(abstract)
     if not intro and not appos:
         return ""  # the common case at scale: nothing to split sentences for
+    cited = cited_names(abstract)
     # Sentences up to a little past the first hint: "we propose X" is rarely far from the start.
     first = min(m.end() for m in (intro, appos) if m)
-    name = _introduced_in(split_sentences(abstract[: first + 600]))
-    return name or (_introduced_in(split_sentences(abstract)) if first + 600 < len(abstract) else "")
+    name = _introduced_in(split_sentences(abstract[: first + 600]), cited)
+    return name or (_introduced_in(split_sentences(abstract), cited) if first + 600 < len(abstract) else "")
 
 
-def _introduced_in(sentences: list[str]) -> str:
+def _introduced_in(sentences: list[str], cited: set[str]) -> str:
     for sentence in sentences:
-        name = _apposition_name(sentence)
-        if name:
-            return name
-        intro = INTRODUCE.search(sentence)
-        if not intro:
-            continue
-        tail = sentence[intro.start() :]
-        for pattern in (_LATEX_NAME, _MARKDOWN_NAME):
-            match = pattern.search(tail)
-            if match and len(match.group(1).split()) <= 4:
-                inner = match.group(1).strip()
-                acronym = re.search(re.escape(match.group(0)) + r"\s*\(([^)]{2,15})\)", tail)
-                if acronym and is_coined(acronym.group(1)):
-                    return acronym.group(1)
-                if inner not in COMMON_ACRONYMS:
-                    return inner
-        name = _name_in(sentence, tail)
-        if name:
+        name = _introduced_by(sentence)
+        if name and fold(name) not in cited and fold(name.rstrip("s")) not in cited:
             return name
     return ""
+
+
+def _introduced_by(sentence: str) -> str:
+    """The name one sentence introduces, or ""."""
+    name = _apposition_name(sentence)
+    if name:
+        return name
+    intro = INTRODUCE.search(sentence)
+    if not intro:
+        return ""
+    tail = sentence[intro.start() :]
+    for pattern in (_LATEX_NAME, _MARKDOWN_NAME):
+        match = pattern.search(tail)
+        if match and len(match.group(1).split()) <= 4:
+            inner = match.group(1).strip()
+            acronym = re.search(re.escape(match.group(0)) + r"\s*\(([^)]{2,15})\)", tail)
+            if acronym and is_coined(acronym.group(1)):
+                return acronym.group(1)
+            if inner not in COMMON_ACRONYMS:
+                return inner
+    return _name_in(sentence, tail)
 
 
 # Words that, between an introducing verb and a name, show the name is used, not introduced
@@ -298,9 +342,20 @@ _NEW_APPOSITION = re.compile(
 
 
 def _term_pattern(term: str) -> re.Pattern[str]:
-    """`term` as a whole token, any case: not inside a longer hyphenated name ("LoRA" is not in
-    "LoRA-XS"), an English plural allowed ("KAN" in "KANs")."""
-    return re.compile(rf"(?<![\w-]){re.escape(term)}(?:s|es)?(?![\w-])", re.I)
+    """`term` as a whole token: not inside a longer hyphenated name ("LoRA" is not in "LoRA-XS")
+    nor a LaTeX sub- or superscript ("SHAP" is not in "M^{Shap}"), an English plural allowed
+    ("KAN" in "KANs"); in any case, except an acronym, which must be in capitals ("SHAP" is not
+    "Shap")."""
+    acronym = len(term) >= 2 and term.isupper()
+    return re.compile(rf"(?<![\w^_-]){re.escape(term)}(?:s|es)?(?![\w-])", 0 if acronym else re.I)
+
+
+# An adjective right before a name: the paper proposes a variant of it ("a randomized Frank-Wolfe
+# algorithm", "an accelerated ADMM"), not the thing itself.
+_VARIANT = re.compile(
+    r"\b(?!(?:general|novel|simple|principled|unified|first|new|called|named|termed|dubbed|so-called)\b)"
+    r"[a-z][a-z-]*(?:ized|ised|ed|ive|ic|ous|able|ible)\s+$"
+)
 
 
 def _expansion_start(before: str) -> int:
@@ -349,6 +404,9 @@ def introduces(abstract: str, term: str, title: str = "") -> bool:
     term = collapse(term)
     if not term:
         return False
+    cited = cited_names(abstract)
+    if fold(term) in cited or fold(term.rstrip("s")) in cited:
+        return False  # "KAN … recently proposed in Liu et al. (2024)": the paper analyses it
     pattern = _term_pattern(term)
     own = introduced_name(abstract) or ""
     if pattern.fullmatch(own):
@@ -391,6 +449,8 @@ def introduces(abstract: str, term: str, title: str = "") -> bool:
             between = text[verb.end() : found.start()]
             if found.start() > 0 and text[found.start() - 1] == "(":
                 between = between[: _expansion_start(between[:-1])]
+            elif _VARIANT.search(between) and found.group(0)[:1].isupper():
+                continue  # "we propose a randomized Frank-Wolfe algorithm": a variant of an existing method
             words = [w.lower() for w in re.findall(r"[\w'-]+", between)]
             if len(words) <= 12 and not any(w in _USE_WORDS for w in words):
                 return True
@@ -420,82 +480,162 @@ _LATEX_SYMBOLS = {
     "geq": "≥",
     "ge": "≥",
     "neq": "≠",
+    "ll": "≪",
+    "gg": "≫",
     "sim": "~",
     "pm": "±",
     "cdot": "·",
+    "circ": "∘",
+    "star": "⋆",
     "infty": "∞",
     "rightarrow": "→",
+    "Rightarrow": "⇒",
     "to": "→",
     "leftarrow": "←",
+    "uparrow": "↑",
+    "downarrow": "↓",
+    "subset": "⊂",
+    "subseteq": "⊆",
     "alpha": "α",
     "beta": "β",
     "gamma": "γ",
+    "Gamma": "Γ",
     "delta": "δ",
+    "Delta": "Δ",
     "epsilon": "ε",
     "varepsilon": "ε",
+    "zeta": "ζ",
+    "eta": "η",
     "theta": "θ",
+    "Theta": "Θ",
+    "kappa": "κ",
     "lambda": "λ",
+    "Lambda": "Λ",
     "mu": "μ",
+    "nu": "ν",
+    "xi": "ξ",
+    "pi": "π",
+    "Pi": "Π",
+    "rho": "ρ",
     "sigma": "σ",
+    "Sigma": "Σ",
     "tau": "τ",
     "phi": "φ",
-    "pi": "π",
-    "rho": "ρ",
+    "varphi": "φ",
+    "Phi": "Φ",
+    "chi": "χ",
+    "psi": "ψ",
+    "Psi": "Ψ",
     "omega": "ω",
     "Omega": "Ω",
-    "Delta": "Δ",
     "ell": "ℓ",
     "sqrt": "√",
     "sum": "Σ",
-    "log": "log",
-    "exp": "exp",
+    "prod": "Π",
+    "partial": "∂",
+    "nabla": "∇",
+    "forall": "∀",
+    "exists": "∃",
     "in": "∈",
-    "mathbb": "",
     "ldots": "…",
     "dots": "…",
     "cdots": "…",
-    "%": "%",
-    "_": "_",
-    "&": "&",
-    "#": "#",
-    "$": "$",
-    "{": "{",
-    "}": "}",
 }
-_LATEX_WRAPPERS = re.compile(
-    r"\\(?:texttt|textbf|textsc|textit|textrm|textsf|text|mathrm|mathbf|mathcal|mathit|mathsf|mathtt|mathbb|"
-    r"operatorname|emph|underline|boldsymbol|bm|textnormal)\s*\{([^{}]*)\}"
+# Spelled-out operators kept as words ("\log n" -> "log n").
+_LATEX_WORDS = frozenset("log ln exp max min sup inf lim sin cos tan arg argmax argmin det tr Pr".split())
+# Commands that only size or space things: dropped ("\left(" -> "(").
+_LATEX_SILENT = frozenset(
+    "left right middle big Big bigg Bigg bigl bigr Bigl Bigr biggl biggr quad qquad displaystyle textstyle "
+    "limits nolimits mathbb mathcal mathbf mathrm mathit mathsf mathtt mathfrak textbf textit texttt textsc text "
+    "textrm textsf textup emph underline boldsymbol bm operatorname textnormal".split()
 )
+_SPACED = frozenset("times approx leq geq le ge neq ll gg pm in to rightarrow Rightarrow subset subseteq sim".split())
+_WRAPPER_NAMES = (
+    r"texttt|textbf|textsc|textit|textrm|textsf|textup|text|mathrm|mathbf|mathcal|mathit|mathsf|mathtt|mathbb|"
+    r"mathfrak|operatorname|emph|underline|boldsymbol|bm|textnormal|url"
+)
+_LATEX_WRAPPERS = re.compile(rf"\\(?:{_WRAPPER_NAMES})\s*\{{([^{{}}]*)\}}")
+# Accents over a symbol: \tilde{O} -> Õ (a combining mark on one letter, the argument alone otherwise).
+_ACCENTS = {
+    "tilde": "\u0303",
+    "widetilde": "\u0303",
+    "hat": "\u0302",
+    "widehat": "\u0302",
+    "bar": "\u0304",
+    "overline": "\u0304",
+    "vec": "\u20d7",
+    "dot": "\u0307",
+    "ddot": "\u0308",
+}
+_ACCENT = re.compile(r"\\(" + "|".join(_ACCENTS) + r")\s*(?:\{([^{}]*)\}|([A-Za-z]))")
+_FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+_HREF = re.compile(r"\\href\s*\{[^{}]*\}\s*\{([^{}]*)\}")
+
+
+def _accent(match: re.Match[str]) -> str:
+    body = match.group(2) if match.group(2) is not None else match.group(3)
+    body = body.strip()
+    return unicodedata.normalize("NFC", body + _ACCENTS[match.group(1)]) if len(body) == 1 else body
+
+
+def _fraction(match: re.Match[str]) -> str:
+    top, bottom = match.group(1).strip(), match.group(2).strip()
+    wrap = [f"({x})" if re.search(r"[\s+\-]", x) else x for x in (top, bottom)]
+    return f"{wrap[0]}/{wrap[1]}"
+
+
+def _command(match: re.Match[str]) -> str:
+    name = match.group(1)
+    if name in _LATEX_SILENT:
+        return ""
+    if name in _LATEX_WORDS:  # "\log n" -> "log n", "\max_i" -> "max_i"
+        following = match.string[match.end() : match.end() + 1]
+        return name + (" " if following.isalnum() else "")
+    symbol = _LATEX_SYMBOLS.get(name)
+    if symbol is None:
+        return name  # an unknown macro: its name is the most readable thing left
+    following = match.string[match.end() : match.end() + 1]
+    return symbol + (" " if name in _SPACED and following not in ("", "$", "}", " ") else "")
+
+
+def _math(body: str) -> str:
+    return body.replace("{", "").replace("}", "")
 
 
 def plain(text: str) -> str:
     """LaTeX and Markdown emphasis as readable text: `34.96\\% to 55.25\\%` -> `34.96% to 55.25%`,
-    `$\\texttt{UNI}$` -> `UNI`, `**x**` -> `x`. Citation markers `[1]` are left alone."""
+    `$\\texttt{UNI}$` -> `UNI`, `$O\\left(n^2\\right)$` -> `O(n^2)`, `$\\tilde{O}(d)$` -> `Õ(d)`,
+    `**x**`, `*x*`, `_x_` -> `x`. Citation markers `[1]` are left alone. Text cut inside math (a
+    quote clipped at 160 characters) reads as well as it can: the unclosed `$` and a command cut
+    short at the end are dropped."""
     if not text or not re.search(r"[\\$*_`{]", text):
         return text
     out = text
-    for _ in range(3):  # nested wrappers: \textbf{\textit{x}}
+    for _ in range(3):  # nested: \textbf{\textit{x}}, \frac{\tilde{a}}{b}
         out = _LATEX_WRAPPERS.sub(r"\1", out)
+        out = _ACCENT.sub(_accent, out)
+        out = _FRAC.sub(_fraction, out)
+    out = _HREF.sub(r"\1", out)
     out = re.sub(r"\{\\(?:bf|it|sc|tt|em|rm)\s+([^{}]*)\}", r"\1", out)
-    out = re.sub(r"\\([%_&#${}])", r"\1", out)
-    out = re.sub(
-        r"\\([A-Za-z]+)\b\s?",
-        lambda m: (
-            _LATEX_SYMBOLS.get(m.group(1), m.group(1))
-            + (
-                " "
-                if m.group(1) in ("times", "approx", "leq", "geq", "le", "ge", "neq", "pm", "in", "to", "rightarrow")
-                else ""
-            )
-        ),
-        out,
-    )
-    out = re.sub(r"\$([^$]{0,200})\$", lambda m: m.group(1).replace("{", "").replace("}", ""), out)
+    out = re.sub(r"\\(?:left|right)\.", "", out)  # invisible delimiters
+    out = re.sub(r"\\\\|\\[,;:! ]", " ", out)  # line breaks and spacing commands
+    out = re.sub(r"\\([%_&#${}|])", lambda m: "\x00" if m.group(1) == "$" else m.group(1), out)
+    out = re.sub(r"\\[A-Za-z]*$", "", out)  # a command cut short at the very end
+    out = re.sub(r"\\([A-Za-z]+)\s?", _command, out)
+    out = re.sub(r"\$\$([^$]{0,400})\$\$", lambda m: _math(m.group(1)), out)
+    # A math span opens on "$" before a non-space and closes on "$" after one, not before a digit,
+    # so prices ("costs $5 and $10") stay as written.
+    out = re.sub(r"\$(?=\S)([^$]{0,200}?)(?<=\S)\$(?!\d)", lambda m: _math(m.group(1)), out)
+    lone = re.search(r"\$(?!\s|\d)", out)
+    if lone:  # an unclosed math span (the text was cut inside it): drop the "$", read the rest as math
+        out = out[: lone.start()] + _math(out[lone.end() :])
+    out = out.replace("\x00", "$")
     out = re.sub(r"\^\{([^{}]*)\}", r"^\1", out)
     out = re.sub(r"_\{([^{}]*)\}", r"_\1", out)
     out = re.sub(r"(?<![\w*])\*\*([^*]+)\*\*(?![\w*])", r"\1", out)
     out = re.sub(r"(?<![\w*])\*([^*\s][^*]*)\*(?![\w*])", r"\1", out)
     out = re.sub(r"(?<![\w_])__([^_]+)__(?![\w_])", r"\1", out)
+    out = re.sub(r"(?<![\w_])_([^_\s][^_]*?)_(?![\w_])", r"\1", out)
     out = re.sub(r"`([^`]+)`", r"\1", out)
     out = re.sub(r"!?\[([^\]]*)\]\((?:[^)]*)\)", r"\1", out)  # Markdown links and images: their text only
     return re.sub(r"[ \t]{2,}", " ", out)
@@ -522,6 +662,12 @@ def for_terminal(text: str) -> str:
     return plain(printable(text))
 
 
+def terminal_clip(text: str, max_chars: int) -> str:
+    """At most `max_chars` characters of `text` as a terminal shows it: rendered first, then cut,
+    so a cut can never fall inside LaTeX (`…towards an $\\t`)."""
+    return clip(for_terminal(text), max_chars)
+
+
 # -- authors --------------------------------------------------------------------------------
 
 
@@ -541,12 +687,28 @@ def format_authors(
     return text
 
 
+_CLOSING = "*_`\"'”’)]"
+
+
+def ends_sentence(text: str) -> bool:
+    """The text already ends a sentence: its last character before closing marks (emphasis,
+    quotes, brackets) is ".", "!", "?" or "…" ("et al.", "a label…", "**X.**")."""
+    return text.rstrip().rstrip(_CLOSING).endswith((".", "!", "?", "…"))
+
+
+def end_sentence(text: str) -> str:
+    """`text` ending in one period: added when it has none, never doubled ("A et al." stays,
+    "**label…**" stays). The one rule for every printed list of names and authors."""
+    text = text.rstrip()
+    return text if not text or ends_sentence(text) else text + "."
+
+
 def join_sentences(parts: Sequence[str]) -> str:
     """Join parts with ". ", never doubling a period ("Tillman et al." + "ICLR" -> "Tillman et al. ICLR")."""
     out = ""
     for part in (p.strip() for p in parts if p and p.strip()):
         if out:
-            out += " " if out.endswith((".", "!", "?")) else ". "
+            out = end_sentence(out) + " "
         out += part
     return out
 
@@ -555,28 +717,61 @@ def join_sentences(parts: Sequence[str]) -> str:
 
 # A number that states a value ("55.25%", "8.5\%", "1.11x–2.23x", "26,206", "16 million"), not
 # one inside a name ("STL-10", "GPT-4o", "ResNet-50", "Llama-3.1-8B").
-_VALUE = (
-    r"(?<![\w.\-/])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+_AMOUNT = (
+    r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
     r"(?:\s?(?:\\?%|×|x(?![a-z])|-fold|\s(?:million|billion|thousand|times|points?|pp)\b|[kKMB]\b))?"
 )
-VALUE_NUMBER = re.compile(rf"{_VALUE}(?:\s?(?:–|-|to)\s?{_VALUE})?")
+_VALUE = rf"(?<![\w.\-/]){_AMOUNT}"
+VALUE_NUMBER = re.compile(rf"{_VALUE}(?:\s?(?:–|-|to)\s?{_AMOUNT})?")
 
 
 def value_numbers(sentence: str) -> list[str]:
-    """Numbers that state values in a sentence, as written, ranges whole ("1.11x–2.23x")."""
-    return [m.group(0) for m in VALUE_NUMBER.finditer(sentence) if not re.fullmatch(r"(?:19|20)\d\d", m.group(0))]
+    """Numbers that state values in a sentence, as written, ranges whole ("1.11x–2.23x"); not
+    years, nor the markers of an enumeration ("(1) distribution shifts … and (2) …")."""
+    return [
+        m.group(0)
+        for m in VALUE_NUMBER.finditer(sentence)
+        if not re.fullmatch(r"(?:19|20)\d\d", m.group(0)) and not _enumeration(sentence, m)
+    ]
+
+
+def _enumeration(sentence: str, match: re.Match[str]) -> bool:
+    """A one- or two-digit number in "(1)" or "1)" opening an item of a list."""
+    if not re.fullmatch(r"\d{1,2}", match.group(0)):
+        return False
+    after = sentence[match.end() : match.end() + 1]
+    before = sentence[max(0, match.start() - 1) : match.start()]
+    return after == ")" and (before == "(" or before in ("", " "))
+
+
+# Counts written as words ("four text classification datasets", "nine datasets"); "one" is left
+# out: "one of the", "one can" are not counts.
+NUMBER_WORDS = re.compile(
+    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|twenty|thirty|"
+    r"forty|fifty|hundred|thousand|dozens?|hundreds|thousands|millions|billions)\b",
+    re.I,
+)
+
+
+def stated_numbers(sentence: str) -> list[str]:
+    """The values a sentence states: its value numbers, else its counts written as words."""
+    return value_numbers(sentence) or [m.group(0) for m in NUMBER_WORDS.finditer(sentence)]
 
 
 def bold_numbers(sentence: str, skip: Sequence[str] = ()) -> str:
     """The sentence with its value numbers in Markdown bold ("by up to **8.5%**"), except
-    numbers in `skip` (those the question itself states) and years."""
+    numbers in `skip` (those the question itself states), years, and numbers inside LaTeX math
+    (`$10^{-45}$`: bold markers there would break the math)."""
     skipped = {s.strip() for s in skip}
+    math = [m.span() for m in re.finditer(r"\$[^$]{0,200}\$", sentence)]
     # When some numbers carry a unit (%, x, million) those are the answer; bare counts ("16
     # existing methods") then stay plain.
     with_unit = any(re.search(r"[^\d.,\s]", m.group(0)) for m in VALUE_NUMBER.finditer(sentence))
 
     def repl(match: re.Match[str]) -> str:
         text = match.group(0)
+        if any(start < match.start() < end for start, end in math):
+            return text
         if (
             sentence[max(0, match.start() - 2) : match.start()] == "**"
             or sentence[match.end() : match.end() + 2] == "**"

@@ -168,3 +168,38 @@ def test_numbers_with_thousands_separators_are_found_in_their_source(sample_app:
     answer = sample_app.pipeline.answer("How many models does the KBG knowledge graph contain?")
     assert "26,206" in answer.claims[0].text
     assert all(c.supported for c in answer.claims), [c.reason for c in answer.claims]
+
+
+def test_how_well_a_named_method_works_is_answered_also_as_a_follow_up(sample_app: App) -> None:
+    answer = sample_app.pipeline.answer("How well does SAeUron work?")
+    assert not answer.abstained and answer.citations[0].paper.label == "SAeUron"
+    assert any("outperforms" in c.text for c in answer.claims)
+    session = sample_app.chat()
+    session.ask("What is SAeUron?")
+    follow_up = session.ask("How well does it work?")
+    assert not follow_up.abstained and follow_up.citations[0].paper.label == "SAeUron"
+
+
+def test_what_is_and_how_it_works_give_the_definition_then_the_mechanism(sample_app: App) -> None:
+    uni = sample_app.pipeline.answer("What is UNI?")
+    texts = [c.text for c in uni.claims]
+    assert "we propose" in texts[0] and len(texts) >= 2
+    assert not any(t.startswith(("Gradient-based interpretations", "This leads to")) for t in texts)
+    how = sample_app.pipeline.answer("How does SAeUron work?")
+    texts = [c.text for c in how.claims]
+    assert "we introduce SAeUron" in texts[0] and len(texts) >= 2
+    assert not any("outperforms" in t or "Code and checkpoints" in t for t in texts)
+
+
+def test_orals_asked_of_a_collection_without_decisions_are_not_pretended(sample_app: App) -> None:
+    answer = sample_app.pipeline.answer("Which orals are about interpretability?")
+    assert "records no decisions" in answer.text
+    count = sample_app.pipeline.answer("How many orals are there?")
+    assert count.abstained and "records no decisions" in count.text
+
+
+def test_a_paper_that_analyses_a_cited_name_is_not_labelled_with_it(sample_app: App) -> None:
+    catalog = sample_app.index.load().catalog
+    analysis = [p for _, p in catalog.iter_papers() if "recently proposed in Liu et al." in p.abstract]
+    assert len(analysis) == 1 and analysis[0].label != "KAN"
+    assert "KANs" in {p.label for _, p in catalog.iter_papers()}

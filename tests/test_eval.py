@@ -10,7 +10,10 @@ import pytest
 
 from eval import metrics as m
 from eval.dataset import load_items
+from eval.results import ItemResult
+from eval.runner import parse_config
 from rag.app import App
+from rag.errors import InputError
 from tests.conftest import ROOT, run_rag
 
 DEV = ROOT / "eval" / "datasets" / "dev.jsonl"
@@ -27,6 +30,10 @@ FALSE_ABSTENTION_CEILING = 0.05
 def test_ranking_metrics_by_hand() -> None:
     ranked = ["a", "b", "c", "d"]
     assert m.recall_at_k(ranked, ["b", "z"], 2) == 0.5
+    # Capped: more gold papers than k, the top k all gold -> 1; one of two in the top 2 -> 0.5.
+    assert (
+        m.recall_at_k(ranked, ["a", "b", "c", "x", "y"], 2) == 1.0 and m.recall_at_k(ranked, ["a", "x", "y"], 2) == 0.5
+    )
     assert m.reciprocal_rank(ranked, ["c"]) == pytest.approx(1 / 3)
     assert m.reciprocal_rank(ranked, ["z"]) == 0.0
     # One gold at rank 2: DCG = 1/log2(3); ideal DCG = 1.
@@ -39,38 +46,18 @@ def test_answer_and_abstention_metrics_by_hand() -> None:
     assert m.fact_hit("It reaches 55.25% on STL-10.", ["55.25", "60"]) and not m.fact_hit("no", ["55.25"])
     assert m.citation_precision([("a", False), ("b", True), ("c", False)], ["a"]) == pytest.approx(2 / 3)
     assert m.citation_recall(["a"], ["a", "b"]) == 0.5
+    assert m.citation_recall(["a", "b"], ["a", "b", "c", "d"], cap=2) == 1.0  # at most k papers can be cited
+    assert m.citation_recall(["a", "b", "c"], ["a", "b", "c", "d"], cap=2) == 1.0  # a catalogue list cites more
     scores = m.abstention_scores([True, True, False, False], [True, False, True, False])
     assert scores == {"abstention_precision": 0.5, "abstention_recall": 0.5, "abstention_accuracy": 0.5}
     assert m.fact_hit("improves it by up to **8.5%** on OOD", ["by up to 8.5%"])  # bold is not text
     assert m.rate([True, False, False, False]) == 0.25 and math.isnan(m.rate([]))
     rows = [
-        {
-            "kind": "numeric",
-            "answer": "x",
-            "answerable": True,
-            "abstained": False,
-            "fact_hit": True,
-            "cited": [["a", True]],
-            "gold_ids": ["a", "b"],
-        },
-        {
-            "kind": "numeric",
-            "answer": "y",
-            "answerable": True,
-            "abstained": True,
-            "fact_hit": False,
-            "cited": [],
-            "gold_ids": ["c"],
-        },
-        {
-            "kind": "off-topic",
-            "answer": "z",
-            "answerable": False,
-            "abstained": True,
-            "fact_hit": None,
-            "cited": [],
-            "gold_ids": [],
-        },
+        ItemResult(
+            "1", "numeric", "q", True, ["a", "b"], answer="x", abstained=False, fact_hit=True, cited=[("a", True)]
+        ),
+        ItemResult("2", "numeric", "q", True, ["c"], answer="y", abstained=True, fact_hit=False),
+        ItemResult("3", "off-topic", "q", False, [], answer="z", abstained=True),
     ]
     table = m.by_kind(rows, ["numeric", "off-topic"])
     assert table["numeric"] == {
@@ -82,6 +69,29 @@ def test_answer_and_abstention_metrics_by_hand() -> None:
     }
     assert table["off-topic"]["abstained"] == 1.0 and table["off-topic"]["answerable"] == 0.0
     assert m.cost_usd(1_000_000, 500_000, 0.15, 0.60) == pytest.approx(0.45)
+
+
+@pytest.mark.parametrize(
+    ("spec", "named"),
+    [("x:rrf_kk=5", "'rrf_kk'"), ("x:rrf_k=abc", "rrf_k='abc'"), ("x:k=0", "k=0"), ("x:mode=fuzzy", "mode='fuzzy'")],
+)
+def test_a_bad_config_fails_in_one_line_naming_the_key_and_the_valid_keys(spec: str, named: str) -> None:
+    with pytest.raises(InputError) as caught:
+        parse_config(spec)
+    message = str(caught.value)
+    assert named in message and "valid keys:" in message and "rrf_k" in message and "\n" not in message
+    assert parse_config("ok:rrf_k=5,mode=dense").overrides == {"rrf_k": 5, "mode": "dense"}
+
+
+def test_eval_refuses_a_misspelt_config_key(sample_home: Path, tmp_path: Path) -> None:
+    subset = tmp_path / "one.jsonl"
+    subset.write_text(DEV.read_text().splitlines()[0] + "\n")
+    env = {"RAG_HOME": str(sample_home)}
+    for spec in ("x:rrf_kk=5", "x:rrf_k=abc"):
+        result = run_rag("eval", str(subset), "--config", spec, "--out", str(tmp_path / "run"), env=env)
+        assert result.returncode != 0 and "valid keys:" in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "run").exists()
 
 
 def test_invalid_items_are_reported_with_their_line(sample_app: App, tmp_path: Path) -> None:
@@ -176,3 +186,57 @@ def test_regression_guard_on_the_dev_set(sample_app: App) -> None:
     assert metrics["citation_recall"] >= CITATION_RECALL_FLOOR, metrics
     assert metrics["abstention_accuracy"] >= ABSTENTION_ACCURACY_FLOOR, metrics
     assert metrics["false_abstention_rate"] <= FALSE_ABSTENTION_CEILING, metrics
+
+
+def test_report_lists_retrieval_misses_and_wrong_abstentions(tmp_path: Path) -> None:
+    from eval import report
+
+    rows = [
+        ItemResult("miss", "factoid", "Where is it?", True, ["a"], answer="x", abstained=True, retrieved=["b"]),
+        ItemResult("bad", "off-topic", "Who won?", False, [], answer="y", abstained=False, retrieved=["c"]),
+    ]
+    for row in rows:
+        row.timings_ms["total"] = 1.0
+    config = {
+        "metrics": {"items": 2.0},
+        "spread": {},
+        "results": [rows],
+        "fingerprint": "fp",
+        "papers": 3,
+        "answer_mode": "extractive",
+        "settings": {
+            "mode": "hybrid",
+            "k": 5,
+            "answerer": "auto",
+            "embedder": "hash",
+            "rrf_k": 10,
+            "chunk_tokens": 512,
+        },
+        "overrides": {},
+    }
+    data = tmp_path / "d.jsonl"
+    data.write_text("{}\n")
+    text = report.markdown(data, {"hybrid": config}, [], 1)
+    assert "retrieval miss `miss`" in text and "abstained on answerable `miss`" in text
+    assert "answered unanswerable `bad`" in text
+    written = report.write(data, {"hybrid": config}, [], 1, tmp_path / "out")
+    saved = json.loads(written["results"].read_text())["configs"]["hybrid"]["results"][0]
+    assert [r["id"] for r in saved] == ["miss", "bad"] and saved[0]["gold_ids"] == ["a"]
+
+
+def test_gold_rules_name_every_matching_paper(tmp_path: Path) -> None:
+    from rag.catalog import Catalog
+    from tests.fakes import corpus
+
+    catalog = Catalog.of(corpus())
+    data = tmp_path / "rules.jsonl"
+    records = [
+        {"id": "topic", "question": "Which papers study gradient projection?", "gold_pattern": ["gradient", "project"]},
+        {"id": "both", "question": "What did they write?", "gold_authors": ["Alan Turing", "Grace Hopper"]},
+        {"id": "track", "question": "Which position papers are there?", "gold_track": "position"},
+        {"id": "none", "question": "Which papers study dropout?", "gold_pattern": ["dropout"]},
+    ]
+    data.write_text("".join(json.dumps(r) + "\n" for r in records))
+    items, errors = load_items(data, catalog)
+    assert {i.id: sorted(i.gold_ids) for i in items} == {"topic": ["p1", "p2"], "both": ["p3"], "track": ["p3"]}
+    assert [e.line for e in errors] == [4] and "matches no paper" in errors[0].reason

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from rag.readers import read_paths
 from rag.text import (
+    bold_numbers,
+    cited_names,
     derive_label,
+    end_sentence,
     for_terminal,
     format_authors,
     introduced_name,
@@ -13,6 +16,9 @@ from rag.text import (
     plain,
     printable,
     split_sentences,
+    stated_numbers,
+    terminal_clip,
+    value_numbers,
 )
 from tests.conftest import SAMPLE
 
@@ -64,4 +70,82 @@ def test_one_author_formatter_never_doubles_a_period() -> None:
     assert (
         join_sentences(["Title", format_authors(["Henk Tillman"], True), "ICLR 2025"])
         == "Title. Henk Tillman et al. ICLR 2025"
+    )
+
+
+def test_latex_and_markdown_read_as_text_in_the_terminal() -> None:
+    assert plain(r"$O\left(n^2\right)$ time") == "O(n^2) time"
+    assert plain(r"$\tilde{O}(d)$ regret and $\widetilde{\mathcal{O}}(\sqrt{T})$") == "Õ(d) regret and Õ(√T)"
+    assert plain(r"$\frac{1}{2}$ of $\log n$ and $2\times$ faster") == "1/2 of log n and 2× faster"
+    assert plain("an _it_ emphasis, snake_case and $l_1$ stay") == "an it emphasis, snake_case and l_1 stay"
+    assert plain("it costs $5 and $10") == "it costs $5 and $10"  # prices are not math
+
+
+def test_quotes_are_rendered_before_they_are_cut() -> None:
+    quote = r"by perturbing the input towards an $\textit{unlearning direction}$ of steepest ascent."
+    for size in range(20, len(quote)):
+        shown = terminal_clip(quote, size)
+        assert "$" not in shown and "\\" not in shown and "textit" not in shown and len(shown) <= size + 1
+    for cut in (r"towards an $\t", r"towards an $\textit{unlearn"):  # text already cut inside math
+        shown = for_terminal(cut)
+        assert "$" not in shown and "textit" not in shown and not shown.endswith(" t")
+
+
+def test_one_period_rule_for_names_and_labels() -> None:
+    assert end_sentence("Authors: A, B et al.") == "Authors: A, B et al."
+    assert end_sentence("Also relevant: **A label…**") == "Also relevant: **A label…**"
+    assert end_sentence("Also relevant: **A**") == "Also relevant: **A**."
+    assert join_sentences(["Understanding how features evolve…", "ICLR 2025"]) == (
+        "Understanding how features evolve… ICLR 2025"
+    )
+
+
+KAN_ANALYSIS = (
+    "Kolmogorov–Arnold Network (KAN) is a network structure recently proposed in Liu et al. (2024) that offers "
+    "improved interpretability. This work provides a rigorous theoretical analysis of KAN by establishing "
+    "generalization bounds for KAN equipped with activation functions."
+)
+
+
+def test_a_label_is_a_name_the_paper_introduces_not_one_it_cites() -> None:
+    assert cited_names(KAN_ANALYSIS) >= {"kan"}
+    assert derive_label(KAN_ANALYSIS) != "KAN" and not introduces(KAN_ANALYSIS, "KAN")
+    kans = "Inspired by the Kolmogorov-Arnold representation theorem, we propose Kolmogorov-Arnold Networks (KANs)."
+    assert derive_label(kans) == "KANs" and introduces(kans, "KANs")
+    assert introduced_name("We propose FooNet. FooNet is introduced in Section 3 in detail.") == "FooNet"
+
+
+def test_names_a_paper_uses_are_not_the_name_it_introduces() -> None:
+    mba = (
+        "Model-based architectures (MBAs), such as loop unrolling methods, are interpretable. In this work, we "
+        "propose a simple yet effective training scheme for MBAs, called SGD jittering, which injects noise."
+    )
+    assert introduced_name(mba) == "SGD jittering"
+    assert introduced_name("We propose a client selection rule for FedAvg that is fair.") == ""
+    assert introduced_name("This work provides an analysis of GradNet using tools from RKHS theory.") == ""
+
+
+def test_numbers_stated_as_words_ranges_and_math() -> None:
+    assert stated_numbers("experiments on four text classification datasets") == ["four"]
+    assert stated_numbers("one of the methods") == [] and stated_numbers("at 55.25% on four sets") == ["55.25%"]
+    assert (
+        value_numbers("error 2-3x faster") == ["2-3x"] and bold_numbers("error 2-3x faster") == "error **2-3x** faster"
+    )
+    assert bold_numbers(r"a range from $10^{-45}$ to $10^{45}$ in 8.5% of cases") == (
+        r"a range from $10^{-45}$ to $10^{45}$ in **8.5%** of cases"
+    )
+
+
+def test_a_variant_or_a_superscript_does_not_introduce_the_name() -> None:
+    assert not introduces("We propose a randomized Frank-Wolfe algorithm with memoization.", "Frank-Wolfe algorithm")
+    assert not introduces(r"We design $\mathcal{M}^{Shap}$, a budget-balanced payment mechanism.", "SHAP")
+    assert introduces("We present SHAP, a unified framework for interpreting predictions.", "SHAP")
+    assert introduces("In this paper, we introduce Sketching for Regularized Optimization (SRO), a fast method.", "SRO")
+
+
+def test_enumeration_markers_are_not_values() -> None:
+    sentence = "There are two challenges: (1) distribution shifts, and (2) limited interpretability in 3 sites."
+    assert value_numbers(sentence) == ["3"] and value_numbers("It improves by up to 8.5% (Table 2).") == ["8.5%"]
+    assert not introduces(
+        "To address this, we propose a randomized Frank-Wolfe algorithm with memoization.", "Frank-Wolfe"
     )

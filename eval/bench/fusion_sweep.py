@@ -2,7 +2,7 @@
 train claims (nDCG@10 over 5,183 biomedical abstracts) and a dev set over a whole conference (the
 seeds plus both shared lists: Recall@5 and MRR).
 
-    python -m eval.bench.fusion_sweep --dev-home DIR [--dev eval/datasets/dev.jsonl]
+    python -m eval.bench.fusion_sweep --dev-home DIR [--dev eval/datasets/dev_big.jsonl]
                                       [--scifact-home DIR] [--json]
 
 Each ranker runs once per question (its top 100); the grid then fuses the stored rankings, so a
@@ -47,7 +47,7 @@ def rankings(home: Path, dataset: Path) -> list[tuple[list[str], dict[str, list[
                     "dense": dense,
                     "keyword": keyword,
                     "facets": retriever.facets(
-                        loaded, item.question, [Ranking("dense", dense), Ranking("keyword", keyword)]
+                        loaded, item.question, [Ranking("dense", dense), Ranking("keyword", keyword)], vector, DEPTH
                     ),
                     "names": retriever.names(loaded, item.question, None),
                     "authors": retriever.authors(loaded, item.question, None),
@@ -60,7 +60,14 @@ def rankings(home: Path, dataset: Path) -> list[tuple[list[str], dict[str, list[
 def score(runs: list[tuple[list[str], dict[str, list[str]]]], weights: Weights, rrf_k: int) -> dict[str, float]:
     recall, rr, ndcg = [], [], []
     for gold, ranked in runs:
-        fused = fuse([Ranking(name, papers, getattr(weights, name)) for name, papers in ranked.items()], rrf_k)
+        facets = min(weights.facets, weights.facets_when_named) if ranked["names"] else weights.facets
+        fused = fuse(
+            [
+                Ranking(name, papers, facets if name == "facets" else getattr(weights, name))
+                for name, papers in ranked.items()
+            ],
+            rrf_k,
+        )
         order = sorted(fused, key=lambda p: -fused[p])
         recall.append(recall_at_k(order, gold, 5))
         rr.append(reciprocal_rank(order, gold))
@@ -71,7 +78,7 @@ def score(runs: list[tuple[list[str], dict[str, list[str]]]], weights: Weights, 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--dev-home", type=Path, required=True)
-    parser.add_argument("--dev", type=Path, default=ROOT / "eval" / "datasets" / "dev.jsonl")
+    parser.add_argument("--dev", type=Path, default=ROOT / "eval" / "datasets" / "dev_big.jsonl")
     parser.add_argument("--scifact-home", type=Path)
     parser.add_argument(
         "--scifact", type=Path, default=ROOT.parent / "shared" / "data" / "scifact" / "queries_train.jsonl"
@@ -80,7 +87,9 @@ def main() -> None:
     args = parser.parse_args()
     dev = rankings(args.dev_home, args.dev)
     sci = rankings(args.scifact_home, args.scifact) if args.scifact_home else []
-    grid = itertools.product((5, 10, 20, 60), (0.5, 1.0, 1.5, 2.0), (0.5, 1.0, 1.5), (1.0, 2.0, 4.0), (0.0, 1.0, 2.0))
+    grid = itertools.product(
+        (5, 10, 20, 60), (0.5, 0.75, 1.0, 1.5, 2.0), (0.5, 1.0, 1.5), (1.0, 2.0, 4.0), (0.0, 1.0, 2.0)
+    )
     rows = []
     for rrf_k, dense, keyword, names, facets in grid:
         weights = Weights(dense=dense, keyword=keyword, names=names, authors=1.0, facets=facets)
