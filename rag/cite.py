@@ -33,6 +33,7 @@ from rag.text import (
     normalise,
     numbers_in,
     plain,
+    printable,
     split_sentences,
 )
 from rag.types import Citation, Claim, Hit, Paper
@@ -321,10 +322,14 @@ def citations_for(claims: Sequence[Claim], hits: Sequence[Hit]) -> list[Citation
 
 
 def bibtex_entry(paper: Paper) -> str:
-    """A BibTeX entry; a cut author list ends in `and others`, BibTeX's own `et al.`."""
-    surname = (paper.authors[0].split()[-1] if paper.authors else "anon").lower()
+    """A BibTeX entry; a cut author list ends in `and others`, BibTeX's own `et al.`. Fields are
+    untrusted text: control sequences are removed before the key is derived (an escape code's
+    `[31m` would otherwise become part of it) and from every value (a .bib file is shown in
+    terminals)."""
+    first_author = printable(paper.authors[0]) if paper.authors else ""
+    surname = (first_author.split() or ["anon"])[-1].lower()
     surname = re.sub(r"[^a-z]", "", surname) or "anon"
-    word = re.sub(r"[^a-z]", "", (paper.display_title.split() or ["paper"])[0].lower()) or "paper"
+    word = re.sub(r"[^a-z]", "", (printable(paper.display_title).split() or ["paper"])[0].lower()) or "paper"
     key = f"{surname}{paper.year or ''}{word}"
     authors = " and ".join(paper.authors + (["others"] if paper.authors_truncated else []))
     fields = [
@@ -337,5 +342,6 @@ def bibtex_entry(paper: Paper) -> str:
     if not paper.title:
         fields.append(("note", "title not in the source list; label derived from the abstract"))
     fields.append(("x-paper-id", paper.id))
-    body = ",\n".join(f"  {name} = {{{value.replace('{', '').replace('}', '')}}}" for name, value in fields if value)
+    values = [(name, printable(value).replace("{", "").replace("}", "")) for name, value in fields]
+    body = ",\n".join(f"  {name} = {{{value}}}" for name, value in values if value)
     return f"@inproceedings{{{key},\n{body}\n}}"

@@ -178,7 +178,7 @@ class OpenAIChat:
             stream=True,
             temperature=0,
             max_tokens=max_tokens,
-            timeout=remaining,  # type: ignore[arg-type]
+            timeout=remaining,
         )
         usage.calls += 1
         usage.prompt_tokens += message_tokens(messages)

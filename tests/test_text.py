@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from rag.readers import read_paths
 from rag.text import (
     bold_numbers,
@@ -149,3 +151,23 @@ def test_enumeration_markers_are_not_values() -> None:
     assert not introduces(
         "To address this, we propose a randomized Frank-Wolfe algorithm with memoization.", "Frank-Wolfe"
     )
+
+
+def test_bibtex_entries_carry_no_control_sequences_in_key_or_fields() -> None:
+    """The UI and MCP hand BibTeX out without the CLI's printing, so the entry itself is inert."""
+    from rag.cite import bibtex_entry
+    from rag.types import Paper
+
+    paper = Paper(
+        id="X1",
+        title="\x1b[31mZorblax\x1b[0m: Coloured \x1b]52;c;Y3VybA==\x07Titles",
+        authors=["Eve \x9b31mMallory\x1b[0m", "Trudy Intruder"],
+        venue="ICLR\x1b[2J",
+        year=2025,
+    )
+    entry = bibtex_entry(paper)
+    assert entry.startswith("@inproceedings{mallory2025zorblax,\n")
+    assert "title = {Zorblax: Coloured Titles}" in entry
+    assert "author = {Eve Mallory and Trudy Intruder}" in entry
+    assert "booktitle = {ICLR}" in entry
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", entry)
