@@ -193,7 +193,7 @@ class App:
         with self.index.lock.held():
             self.store.reset()
             self.index.forget()
-            self.index.remove_old_caches()
+            self.index.remove_old_caches(everything=True)
 
     def compact(self, rebuild: bool = False) -> dict[str, int]:
         return self.index.compact(rebuild)

@@ -75,6 +75,27 @@ def title_head(title: str) -> str:
     return fold(match.group(1)).strip(".-") if match else ""
 
 
+_ACRONYM = r"[A-Z][A-Z0-9-]*[A-Z0-9]"
+
+
+def coined_keys(name: str) -> set[str]:
+    """The title heads a coined name stands for: itself, and for a plural acronym ("KANs",
+    "GANs") its singular too, since the paper that proposes KANs is titled "KAN: …"."""
+    key = fold(name)
+    if not key:
+        return set()
+    return {key, key[:-1]} if re.fullmatch(_ACRONYM + "s", name) else {key}
+
+
+def head_labels(title: str) -> set[str]:
+    """The coined-name labels a title's head stands for (the inverse of `coined_keys`)."""
+    head = title_head(title)
+    if not head:
+        return set()
+    raw = re.match(r"\s*([^\s:,;]{2,40})", title)
+    return {head, head + "s"} if raw and re.fullmatch(_ACRONYM, raw.group(1)) else {head}
+
+
 def derived_id(paper: Paper) -> str:
     """An id for a record that has none: from the abstract, else the title, else the record."""
     key = abstract_key(paper.abstract)

@@ -191,12 +191,19 @@ class Index:
             self._catalog = self._keyword = None
             self._folder = None
 
-    def remove_old_caches(self) -> None:
+    def remove_old_caches(self, everything: bool = False) -> None:
         """Delete this index's cache folders derived from logs that no longer exist (a reset
-        here or elsewhere). Call with the write lock held."""
+        here or elsewhere); with `everything`, all of them (after a reset here). Writers call it
+        with the write lock held, readers never: a UI thread may still be reading the folder a
+        reset elsewhere made stale, and finds the new one on its next search. Without a known
+        current log nothing is deleted (the handles may just have been dropped by a thread)."""
         if not self.cache_root.is_dir():
             return
-        current = self.folder if self.store.log_id else None
+        current = None
+        if not everything:
+            if not self.store.log_id:
+                return
+            current = self.folder
         for path in self.cache_root.glob(self.cache_prefix + "*"):
             if path != current and path.is_dir():
                 shutil.rmtree(path, ignore_errors=True)
@@ -256,7 +263,6 @@ class Index:
         if not self.lock.acquire(wait, on_wait):
             return len(pending)
         try:
-            self.remove_old_caches()
             pending = self.pending_segments()
             started = time.perf_counter()
             if len(pending) >= PARALLEL_KEYWORD_SEGMENTS:
@@ -354,6 +360,7 @@ class Index:
                 self.forget()
                 shutil.rmtree(folder, ignore_errors=True)  # another process's open files stay readable
             self.sync()
+            self.remove_old_caches()
             self.keyword.compact()
             live = self.catalog.live_vector_set()
             shared = "http" in self.store.location

@@ -40,13 +40,21 @@ from rag.changelog import CopyChange, PaperHint, Segment, VectorChange
 from rag.chunk import Chunker
 from rag.embed import EmbedPool
 from rag.errors import InputError
-from rag.identity import abstract_key, copies_digest, copy_digest, copy_key, title_head, title_key
+from rag.identity import (
+    abstract_key,
+    coined_keys,
+    copies_digest,
+    copy_digest,
+    copy_key,
+    head_labels,
+    title_head,
+    title_key,
+)
 from rag.index import Index, keyword_text
 from rag.keyword import FLUSH_DOCS, SegmentBuilder
 from rag.merge import merge_papers
 from rag.progress import Progress
 from rag.readers import FileReport, Reading
-from rag.text import fold
 from rag.types import Chunk, ChunkId, Paper
 from rag.writer import InlineWriter, StoreWriter, Writes
 
@@ -163,6 +171,7 @@ class Ingester:
         with index.lock.held(on_wait=self.progress.say):
             index.store.open(create=True)
             index.sync()
+            index.remove_old_caches()
             try:
                 for batch in batched(reading, self.batch_papers):
                     self._batch_papers, self._advanced = len(batch), 0.0
@@ -191,6 +200,7 @@ class Ingester:
         with index.lock.held(on_wait=self.progress.say):
             index.store.open()
             index.sync()
+            index.remove_old_caches()
             catalog = index.catalog
             staged: dict[str, Staged] = {}
             if paper_ids:
@@ -316,13 +326,13 @@ class Ingester:
         if not paper.title and paper.abstract:
             from rag.text import introduced_name
 
-            name = fold(introduced_name(paper.abstract))
-            if name:
-                heads = set(catalog.title_only_with_head(name))
+            keys = coined_keys(introduced_name(paper.abstract))
+            if keys:
+                heads = {pid for key in keys for pid in catalog.title_only_with_head(key)}
                 heads |= {
                     s.pid
                     for s in staged.values()
-                    if s.paper and s.paper.own_id and not s.paper.abstract and title_head(s.paper.title) == name
+                    if s.paper and s.paper.own_id and not s.paper.abstract and title_head(s.paper.title) in keys
                 }
                 if len(heads) == 1:
                     target = next(iter(heads))
@@ -357,7 +367,7 @@ class Ingester:
         head = title_head(listed.title)
         if head and not listed.abstract:
             others = [p for p in catalog.title_only_with_head(head) if p != listed.id]
-            labelled = catalog.idless_with_label(head)
+            labelled = sorted({pid for label in head_labels(listed.title) for pid in catalog.idless_with_label(label)})
             if not others and len(labelled) == 1:
                 candidates.append(
                     (labelled[0], f"the title opens with '{head}', the coined name its abstract introduces")

@@ -38,6 +38,14 @@ class StoreSpec(NamedTuple):
     port: int
 
 
+class _Handles(NamedTuple):
+    """The two open collections, swapped as one value: a thread that read them keeps a pair
+    that belongs together while another thread drops or reopens them after a reset."""
+
+    chunks: Any
+    log: Any
+
+
 @dataclass(frozen=True)
 class DenseMatch:
     chunk_id: str
@@ -52,8 +60,7 @@ class ChromaStore:
         self.chunks_name = f"chunks_{fingerprint}"
         self.log_name = f"log_{fingerprint}"
         self._lock = threading.Lock()
-        self._chunks: Any = None
-        self._log: Any = None
+        self._handles: _Handles | None = None
         self._client: Any = self._guard(lambda: self._connect(path, host, port), "connect")
         self.batch_size = min(int(self._client.get_max_batch_size()), 5000)
 
@@ -80,8 +87,7 @@ class ChromaStore:
         except Exception as err:  # chromadb and httpx raise many unrelated types for one failure
             kind = type(err).__name__
             if kind == "NotFoundError":  # deleted by a reset elsewhere: reopen on the next call
-                with self._lock:
-                    self._chunks = self._log = None
+                self._handles = None
             text = str(err).strip().splitlines()[0][:200] if str(err).strip() else kind
             if "http" in self.location:
                 raise StoreError(
@@ -94,46 +100,59 @@ class ChromaStore:
     def exists(self) -> bool:
         """Whether the index's collections exist. Also notices a reset by another process or
         machine (the log collection was deleted, and perhaps created anew under a new id): the
-        open handles are dropped, so the next `open` reaches the collections that exist now."""
+        open handles are dropped, so the next call reaches the collections that exist now. Dropping
+        is one assignment: a call already under way on another thread keeps the pair it read."""
         found = self._guard(lambda: list(self._client.list_collections()), "list collections")
         ids = {getattr(c, "name", c): str(getattr(c, "id", "")) for c in found}
-        log_handle = self._log
-        if log_handle is not None and ids.get(self.log_name) != str(log_handle.id):
-            with self._lock:
-                self._chunks = self._log = None
+        handles = self._handles
+        if handles is not None and ids.get(self.log_name) != str(handles.log.id):
+            self._handles = None
         return self.log_name in ids
 
     @property
     def log_id(self) -> str:
         """The id of the open log collection: a new one after every reset, so a machine's cache
         derived from the old log is never mistaken for one of the new."""
-        log_handle = self._log
-        return str(log_handle.id) if log_handle is not None else ""
+        handles = self._handles
+        return str(handles.log.id) if handles is not None else ""
 
     def open(self, create: bool = False) -> ChromaStore:
         """Open (or create) both collections once; safe to call from many threads."""
-        if self._log is not None:
-            return self
-        with self._lock:
-            if self._log is None:
-                self._guard(lambda: self._open(create), "open collections")
+        self._opened(create)
         return self
 
-    def _open(self, create: bool) -> None:
-        if create:
-            for attempt in range(3):  # two machines creating at once: the loser retries and opens
-                try:
-                    self._chunks = self._client.get_or_create_collection(
-                        self.chunks_name, metadata={"hnsw:space": "cosine"}, embedding_function=None
-                    )
-                    self._log = self._client.get_or_create_collection(self.log_name, embedding_function=None)
-                    return
-                except Exception:
-                    if attempt == 2:
-                        raise
-        else:
-            self._chunks = self._client.get_collection(self.chunks_name, embedding_function=None)
-            self._log = self._client.get_collection(self.log_name, embedding_function=None)  # set last: "open"
+    def _opened(self, create: bool = False) -> _Handles:
+        """The open collections, opened now if they are not (first use, or dropped after a reset)."""
+        handles = self._handles
+        if handles is not None:
+            return handles
+        with self._lock:
+            if self._handles is None:
+                self._handles = self._guard(lambda: self._open(create), "open collections")
+            return self._handles
+
+    @property
+    def _chunks(self) -> Any:
+        return self._opened().chunks
+
+    @property
+    def _log(self) -> Any:
+        return self._opened().log
+
+    def _open(self, create: bool) -> _Handles:
+        if not create:
+            chunks = self._client.get_collection(self.chunks_name, embedding_function=None)
+            return _Handles(chunks, self._client.get_collection(self.log_name, embedding_function=None))
+        for attempt in range(3):  # two machines creating at once: the loser retries and opens
+            try:
+                chunks = self._client.get_or_create_collection(
+                    self.chunks_name, metadata={"hnsw:space": "cosine"}, embedding_function=None
+                )
+                return _Handles(chunks, self._client.get_or_create_collection(self.log_name, embedding_function=None))
+            except Exception:
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
 
     def reset(self) -> None:
         """Delete both collections (everything this index holds in Chroma)."""
@@ -143,7 +162,7 @@ class ChromaStore:
         for name in (self.log_name, self.chunks_name):
             if name in names:
                 self._guard(lambda: self._client.delete_collection(name), f"delete {name}")
-        self._chunks = self._log = None
+        self._handles = None
 
     # -- chunks --------------------------------------------------------------------------------
     def upsert_chunks(self, ids: Sequence[str], vectors: np.ndarray, metadatas: Sequence[dict[str, Any]]) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from rag.app import App
+from rag.errors import RagError
 from rag.settings import Settings
 from tests.conftest import HASH, ROOT, consistent, hash_app, shared_data_or_skip
 
@@ -250,6 +251,52 @@ def test_a_reset_on_one_machine_reaches_the_others(tmp_path: Path, chroma_server
     fresh = hash_app(tmp_path / "m2", **settings)
     assert consistent(fresh) == (8, 8)
     assert fresh.paper("F3") is None
+
+
+def test_threads_keep_searching_one_app_across_a_reset_elsewhere(tmp_path: Path, chroma_server: int) -> None:
+    """UI threads share one App while another machine resets the index and ingests anew. Each
+    search returns hits or one clean error (StoreError: the collection it held was deleted;
+    IndexMissingError: between the reset and the new ingest);
+    none trips over handles another thread dropped, and none waits forever (the store lock was
+    taken twice when a collection vanished while it was being opened)."""
+    settings = {"chroma_host": "127.0.0.1", "chroma_port": chroma_server}
+    first = _fillers(tmp_path / "first.jsonl", "F", 40, "A paper that is deleted by the reset on another machine.")
+    second = _fillers(tmp_path / "second.jsonl", "S", 7, "A paper ingested after the reset on another machine.")
+    m1 = hash_app(tmp_path / "m1", **settings)
+    m1.ingest([first], progress=False)
+    ui = hash_app(tmp_path / "ui", **settings)
+    assert ui.search("Filler", k=3).hits
+    stop = threading.Event()
+    counts: Counter[str] = Counter()
+    errors: list[str] = []
+
+    def search_until_stopped() -> None:
+        while not stop.is_set():
+            try:
+                ui.search("Filler graphs", k=5)
+                counts["ok"] += 1
+            except RagError as err:  # the index deleted under it: one clean error, as a user sees it
+                counts[type(err).__name__] += 1
+            except Exception as err:  # anything else is the race this test looks for
+                errors.append(f"{type(err).__name__}: {err}")
+
+    threads = [threading.Thread(target=search_until_stopped, daemon=True) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    try:
+        for _ in range(3):
+            m1.reset()
+            m1 = hash_app(tmp_path / "m1", **settings)
+            m1.ingest([second], progress=False)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=120)
+    assert not [t for t in threads if t.is_alive()], "a search thread is stuck (a lock taken twice?)"
+    assert not errors, errors[:3]
+    assert counts["ok"] > 0, counts
+    hits = ui.search("Filler", k=20).hits
+    assert hits and all(h.paper.id.startswith(("S", "SHARED")) for h in hits)
 
 
 def test_compact_on_a_shared_server_spares_orphans_a_writer_may_still_commit(

@@ -13,7 +13,7 @@ from eval.dataset import load_items
 from eval.results import ItemResult
 from eval.runner import parse_config
 from rag.app import App
-from rag.errors import InputError
+from rag.errors import SettingsError
 from tests.conftest import ROOT, run_rag
 
 DEV = ROOT / "eval" / "datasets" / "dev.jsonl"
@@ -73,13 +73,15 @@ def test_answer_and_abstention_metrics_by_hand() -> None:
 
 @pytest.mark.parametrize(
     ("spec", "named"),
-    [("x:rrf_kk=5", "'rrf_kk'"), ("x:rrf_k=abc", "rrf_k='abc'"), ("x:k=0", "k=0"), ("x:mode=fuzzy", "mode='fuzzy'")],
+    [("x:rrf_kk=5", "rrf_kk"), ("x:rrf_k=abc", "rrf_k='abc'"), ("x:k=0", "k=0"), ("x:mode=fuzzy", "mode='fuzzy'")],
 )
 def test_a_bad_config_fails_in_one_line_naming_the_key_and_the_valid_keys(spec: str, named: str) -> None:
-    with pytest.raises(InputError) as caught:
+    with pytest.raises(SettingsError) as caught:
         parse_config(spec)
     message = str(caught.value)
-    assert named in message and "valid keys:" in message and "rrf_k" in message and "\n" not in message
+    assert named in message and message.startswith("--config x: ") and "\n" not in message
+    if "kk" in spec:  # an unknown key: the nearest one and all valid ones
+        assert "(did you mean rrf_k?)" in message and "the valid names are" in message and "candidates" in message
     assert parse_config("ok:rrf_k=5,mode=dense").overrides == {"rrf_k": 5, "mode": "dense"}
 
 
@@ -89,7 +91,7 @@ def test_eval_refuses_a_misspelt_config_key(sample_home: Path, tmp_path: Path) -
     env = {"RAG_HOME": str(sample_home)}
     for spec in ("x:rrf_kk=5", "x:rrf_k=abc"):
         result = run_rag("eval", str(subset), "--config", spec, "--out", str(tmp_path / "run"), env=env)
-        assert result.returncode != 0 and "valid keys:" in result.stderr, result.stderr
+        assert result.returncode == 2 and "--config x: bad setting: " in result.stderr, result.stderr
         assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "run").exists()
 

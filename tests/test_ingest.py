@@ -24,6 +24,12 @@ def _jsonl(path: Path, records: list[dict[str, object]]) -> Path:
     return path
 
 
+def _page(path: Path, *abstracts: str) -> Path:
+    """A page-text list as in the bundled sample: a list header, then id-less, title-less abstracts."""
+    path.write_text("ICLR 2025 论文列表\n\n" + "\n\n".join(abstracts) + "\n", encoding="utf-8")
+    return path
+
+
 def test_reingest_adds_nothing(sample_app: App) -> None:
     report = sample_app.ingest_sample(progress=False)
     assert (len(report.added), len(report.updated), report.unchanged) == (0, 0, 96)
@@ -478,3 +484,26 @@ def test_a_long_log_is_applied_with_the_keyword_index_built_beside_it(tmp_path: 
     hits = fresh.search("zyxwvut topology", k=5, mode="keyword").hits
     assert {h.paper.id for h in hits} == {"P3", "P250"}
     assert not [h for h in fresh.search("Abstract 3 on graphs", k=50, mode="keyword").hits if h.paper.id == "P3"]
+
+
+def test_a_plural_acronym_joins_the_title_only_paper_of_its_singular_name(tmp_path: Path) -> None:
+    """ "We propose Kolmogorov-Arnold Networks (KANs)" is the paper titled "KAN: …", in either
+    ingest order; a title-only "KANE: …" is another paper."""
+    abstract = (
+        "Inspired by the Kolmogorov-Arnold representation theorem, we propose Kolmogorov-Arnold Networks "
+        "(KANs) as promising alternatives to Multi-Layer Perceptrons. KANs have learnable activations on edges."
+    )
+    listed = [
+        {"id": "K1", "title": "KAN: Kolmogorov-Arnold Networks", "abstract": "", "venue": "ICLR", "year": 2025},
+        {"id": "K2", "title": "KANE: Knowledge Aware Network Embedding", "abstract": "", "venue": "ICLR"},
+    ]
+    for order in ("list first", "abstract first"):
+        app = hash_app(tmp_path / order)
+        files = [_jsonl(tmp_path / f"{order}-list.jsonl", listed), _page(tmp_path / f"{order}.txt", abstract)]
+        for path in files if order == "list first" else files[::-1]:
+            app.ingest([path], progress=False)
+        kan = app.paper("K1")
+        assert kan is not None and kan.abstract.startswith("Inspired by"), order
+        assert app.index.catalog.counts()["papers"] == 2, order
+        kane = app.paper("K2")
+        assert kane is not None and not kane.abstract
