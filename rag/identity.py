@@ -4,7 +4,7 @@ from their content: the whole normalised abstract when it is long enough to iden
 the title, else the raw record.
 
 Joining an id-less copy (a pasted abstract) to a listed paper needs strong evidence, decided in
-`rag.ingest` with these keys: the whole normalised abstract equal (never a placeholder such as
+`rag.ingest_plan` with these keys: the whole normalised abstract equal (never a placeholder such as
 "No abstract available" or a text too short to identify anything), or a title-only listed paper
 whose title starts with the coined name the abstract introduces, when exactly one title does.
 """

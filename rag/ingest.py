@@ -1,10 +1,8 @@
-"""Ingest: decide which paper each copy belongs to, embed only what changed, write safely.
+"""Ingest: apply the plan of which paper each copy belongs to, embed only what changed, write safely.
 
-Identity (see `rag.identity`): a copy with its own id belongs to the paper of that id; two
-different own ids are never merged. An id-less copy joins a listed paper only on strong evidence
-(the whole abstract equal to exactly one listed paper's, or it introduces the coined name that
-exactly one title-only listed paper's title opens with); otherwise it is a paper of its own, with
-an id derived from its content. Every merge is reported, with the records and the reason.
+Which paper each copy belongs to (identity, merges, copies kept apart) is decided per batch by
+`rag.ingest_plan.plan_batch`, from what the catalogue holds; this module reads those inputs,
+commits the plan and reports it.
 
 Write order, per batch, is what makes a killed run safe to re-run and concurrent writers safe:
 1. the chunk vectors of new text versions (ids `paper#version#n`: a repeat overwrites itself);
@@ -26,31 +24,20 @@ other source lists.
 from __future__ import annotations
 
 import logging
-import re
 import time
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
-from pathlib import Path
 from typing import Any
 
-from rag.catalog import CopyRow
 from rag.changelog import CopyChange, PaperHint, Segment, VectorChange
 from rag.chunk import Chunker
 from rag.embed import EmbedPool
 from rag.errors import InputError
-from rag.identity import (
-    abstract_key,
-    coined_keys,
-    copies_digest,
-    copy_digest,
-    copy_key,
-    head_labels,
-    title_head,
-    title_key,
-)
+from rag.identity import copies_digest, copy_key
 from rag.index import Index, keyword_text
+from rag.ingest_plan import Known, Merge, Staged, ids_to_list, plan_batch
 from rag.keyword import FLUSH_DOCS, SegmentBuilder
 from rag.merge import merge_papers
 from rag.progress import Progress
@@ -60,23 +47,6 @@ from rag.writer import InlineWriter, StoreWriter, Writes
 
 log = logging.getLogger(__name__)
 BATCH_PAPERS = 2000
-# An id that only numbers records (a CSV row number): shared across files by chance, not by identity.
-WEAK_ID = re.compile(r"\d{1,9}")
-
-
-@dataclass
-class Merge:
-    """Records that became one paper, and why."""
-
-    into: str
-    records: list[str]
-    reason: str
-
-    def public(self) -> dict[str, Any]:
-        return {"into": self.into, "records": self.records, "reason": self.reason}
-
-    def __str__(self) -> str:
-        return f"{', '.join(self.records)} -> {self.into}: {self.reason}"
 
 
 @dataclass
@@ -118,19 +88,6 @@ class IngestReport:
         }
 
 
-@dataclass
-class Staged:
-    """A decided change to one copy: it now belongs to `pid` (with `paper` as its content), or it
-    is removed (`paper` None). `prev_pid` is the paper it belonged to before, if any."""
-
-    skey: str
-    pid: str
-    paper: Paper | None
-    digest: str
-    source: str
-    prev_pid: str | None
-
-
 def batched(items: Iterable[Paper], size: int) -> Iterator[list[Paper]]:
     iterator = iter(items)
     while batch := list(islice(iterator, size)):
@@ -162,7 +119,6 @@ class Ingester:
         self._keyword_removed: list[int] = []
         self._merged_away: set[str] = set()
         self._unchanged: set[str] = set()
-        self._idless = True
         self._batch_papers, self._advanced = 0, 0.0
 
     # -- the run ------------------------------------------------------------------------------
@@ -224,167 +180,21 @@ class Ingester:
 
     # -- one batch ----------------------------------------------------------------------------
     def _ingest_batch(self, batch: list[Paper]) -> None:
+        """Read what the catalogue knows of the batch, let `plan_batch` decide, commit the plan."""
         catalog = self.index.catalog
         skeys = [copy_key(p) for p in batch]
         existing = catalog.copies(skeys)
-        staged: dict[str, Staged] = {}
-        unchanged: set[str] = set()
-        fresh_ids = [p.id for p, k in zip(batch, skeys) if p.own_id and not (k in existing and existing[k].live)]
+        fresh_ids = ids_to_list(batch, existing)
         listed = catalog.titles_and_sources(fresh_ids) if fresh_ids else {}
-        own_staged: dict[str, list[Paper]] = {}  # copies with own ids staged in this batch, by paper
-        self._idless = catalog.has_idless() or any(not p.own_id for p in batch)
+        known = Known(existing, listed, catalog.has_idless(), self._seen)
+        plan = plan_batch(batch, known, catalog)
+        for paper, skey in zip(batch, skeys):
+            self._seen.setdefault(paper.source, set()).add(skey)
         self.report.papers_read += len(batch)
         self.report.title_only_read += sum(1 for p in batch if not p.abstract)
-        for paper, skey in zip(batch, skeys):
-            seen = self._seen.setdefault(paper.source, set())
-            again = skey in seen
-            seen.add(skey)
-            digest = copy_digest(paper)
-            prev = staged.get(skey)
-            old = existing.get(skey)
-            prev_pid = prev.pid if prev else (old.pid if old and old.live else None)
-            if paper.own_id:
-                pid = self._target_own(paper, old, listed, own_staged.get(paper.id, []))
-            else:
-                pid = self._target_idless(paper, skey, prev_pid, staged)
-            if again:
-                self.report.merges.append(
-                    Merge(
-                        pid,
-                        [f"{paper.source}:{paper.position}"],
-                        "the same record (same id) again in one file: the later one is kept",
-                    )
-                )
-            elif old is not None and old.live and old.pid == pid and old.digest == digest:
-                unchanged.add(pid)
-                continue
-            paper.id = pid
-            staged[skey] = Staged(skey, pid, paper, digest, paper.source, prev_pid)
-            if paper.own_id:
-                own_staged.setdefault(pid, []).append(paper)
-            if self._idless and paper.own_id and (old is None or not old.live or old.digest != digest):
-                self._absorb(paper, staged)
-        self._commit(staged, unchanged)
-
-    def _target_own(
-        self,
-        paper: Paper,
-        old: CopyRow | None,
-        listed: dict[str, tuple[str, list[str]]],
-        same_id: list[Paper],
-    ) -> str:
-        """The paper a copy with its own id belongs to: the paper of that id. Joining another
-        source's copy of that id is reported. A weak id (a bare number, such as a CSV row number)
-        that names a different title in another source is no evidence of one paper: the copy
-        keeps an identity of its own, `<id>@<file name>`, and the summary says why."""
-        if old is not None and old.live and old.pid.startswith(paper.id + "@"):
-            return old.pid  # decided so when this copy was first read
-        others = [p for p in same_id if p.source != paper.source]
-        title, sources = listed.get(paper.id, ("", []))
-        other_sources = sorted({*(s for s in sources if s != paper.source), *(p.source for p in others)})
-        if not other_sources:
-            return paper.id
-        other_title = title or next((title_key(p.title) for p in others if p.title), "")
-        mine = title_key(paper.title)
-        names = ", ".join(Path(s).name for s in other_sources[:3])
-        where = f"{paper.source}:{paper.position}"
-        if WEAK_ID.fullmatch(paper.id) and mine and other_title and mine != other_title:
-            qualified = f"{paper.id}@{Path(paper.source).name}"
-            self.report.merges.append(
-                Merge(
-                    qualified,
-                    [where],
-                    f"not merged: the bare id '{paper.id}' names another title in {names}; kept apart as '{qualified}'",
-                )
-            )
-            return qualified
-        self.report.merges.append(Merge(paper.id, [where], f"the same id '{paper.id}' as in {names}"))
-        return paper.id
-
-    def _target_idless(self, paper: Paper, skey: str, prev_pid: str | None, staged: dict[str, Staged]) -> str:
-        """The paper an id-less copy belongs to (see the module docstring)."""
-        catalog = self.index.catalog
-        key = abstract_key(paper.abstract)
-        if key:
-            listed = {s.pid for s in catalog.with_abstract_key(key) if s.own_id}
-            listed |= {
-                s.pid for s in staged.values() if s.paper and s.paper.own_id and abstract_key(s.paper.abstract) == key
-            }
-            if len(listed) == 1:
-                target = next(iter(listed))
-                self._note_merge(target, paper, "the same abstract (whole text, normalised)", prev_pid)
-                return target
-            if len(listed) > 1:
-                self.report.merges.append(
-                    Merge(
-                        paper.id,
-                        [f"{paper.source}:{paper.position}"],
-                        f"not merged: the abstract equals {len(listed)} listed papers "
-                        f"({', '.join(sorted(listed)[:4])})",
-                    )
-                )
-        if not paper.title and paper.abstract:
-            from rag.text import introduced_name
-
-            keys = coined_keys(introduced_name(paper.abstract))
-            if keys:
-                heads = {pid for key in keys for pid in catalog.title_only_with_head(key)}
-                heads |= {
-                    s.pid
-                    for s in staged.values()
-                    if s.paper and s.paper.own_id and not s.paper.abstract and title_head(s.paper.title) in keys
-                }
-                if len(heads) == 1:
-                    target = next(iter(heads))
-                    self._note_merge(
-                        target,
-                        paper,
-                        f"its coined name '{introduced_name(paper.abstract)}' opens "
-                        "the title of exactly one title-only listed paper",
-                        prev_pid,
-                    )
-                    return target
-        if prev_pid and prev_pid.startswith("a-") and prev_pid != paper.id:
-            copies = catalog.copies_of([prev_pid]).get(prev_pid, [])
-            if [c[0] for c in copies] == [skey]:
-                return prev_pid  # the same record, edited in place: it keeps its id
-        return paper.id
-
-    def _note_merge(self, target: str, paper: Paper, reason: str, prev_pid: str | None) -> None:
-        if prev_pid != target:
-            self._merged_away.update(p for p in (paper.id, prev_pid) if p)
-            self.report.merges.append(Merge(target, [f"{paper.source}:{paper.position} ({paper.id})"], reason))
-
-    def _absorb(self, listed: Paper, staged: dict[str, Staged]) -> None:
-        """A new or changed listed paper takes in id-less papers that are the same paper."""
-        catalog = self.index.catalog
-        candidates: list[tuple[str, str]] = []
-        key = abstract_key(listed.abstract)
-        if key:
-            same = catalog.with_abstract_key(key)
-            if not [s for s in same if s.own_id and s.pid != listed.id]:
-                candidates += [(s.pid, "the same abstract (whole text, normalised)") for s in same if not s.own_id]
-        head = title_head(listed.title)
-        if head and not listed.abstract:
-            others = [p for p in catalog.title_only_with_head(head) if p != listed.id]
-            labelled = sorted({pid for label in head_labels(listed.title) for pid in catalog.idless_with_label(label)})
-            if not others and len(labelled) == 1:
-                candidates.append(
-                    (labelled[0], f"the title opens with '{head}', the coined name its abstract introduces")
-                )
-        if not candidates:
-            return
-        moving = catalog.copies_of([pid for pid, _ in candidates])
-        for pid, reason in candidates:
-            copies = moving.get(pid, [])
-            self._merged_away.add(pid)
-            for skey, _, paper in copies:
-                if skey in staged:
-                    continue
-                paper.id = listed.id
-                staged[skey] = Staged(skey, listed.id, paper, copy_digest(paper), paper.source, pid)
-            if copies:
-                self.report.merges.append(Merge(listed.id, [pid], reason))
+        self.report.merges += plan.merges
+        self._merged_away |= plan.merged_away
+        self._commit(plan.by_key(), set(plan.unchanged))
 
     # -- committing staged changes ------------------------------------------------------------
     def _commit(self, staged: dict[str, Staged], unchanged: set[str]) -> None:

@@ -173,6 +173,36 @@ def test_a_pasted_abstract_joins_its_listed_paper_and_the_merge_is_reported(tmp_
     assert again.unchanged == 96 - 2 + 2 and not again.added and not again.merges
 
 
+def test_an_idless_copy_with_two_candidates_joins_neither(tmp_path: Path) -> None:
+    """Strong evidence names exactly one paper: a pasted abstract equal to two listed papers', and
+    one coining the name that two title-only titles open with, stay papers of their own."""
+    shared = (
+        "We study how sparse attention halves the memory of long-context transformers while keeping "
+        "their accuracy on retrieval benchmarks, and explain when it fails."
+    )
+    coined = (
+        "We propose Zorblax, a sparse attention method that halves the memory of long-context "
+        "transformers while keeping their accuracy on retrieval benchmarks."
+    )
+    listed = [
+        {"id": "L1", "title": "Sparse attention, one", "abstract": shared},
+        {"id": "L2", "title": "Sparse attention, two", "abstract": shared},
+        {"id": "T1", "title": "Zorblax: Sparse Attention for Long Contexts", "abstract": ""},
+        {"id": "T2", "title": "Zorblax for Retrieval", "abstract": ""},
+    ]
+    app = hash_app(tmp_path / "home")
+    app.ingest([_jsonl(tmp_path / "listed.jsonl", listed)], progress=False)
+    pasted = [{"abstract": shared.replace(",", " ,")}, {"abstract": coined}]
+    report = app.ingest([_jsonl(tmp_path / "pasted.jsonl", pasted)], progress=False)
+    assert [m.reason for m in report.merges] == ["not merged: the abstract equals 2 listed papers (L1, L2)"]
+    assert len(report.added) == 2 and all(pid.startswith("a-") for pid in report.added) and not report.updated
+    assert {pid: app.paper(pid).abstract for pid in ("T1", "T2")} == {"T1": "", "T2": ""}
+    assert all(app.paper(pid).extra["sources"] == [str(tmp_path / "listed.jsonl")] for pid in ("L1", "L2"))
+    assert consistent(app) == (6, 6)
+    again = app.ingest([_jsonl(tmp_path / "pasted.jsonl", pasted)], progress=False)
+    assert again.unchanged == 2 and not again.added and not again.updated
+
+
 def test_seeds_and_the_shared_lists_merge_only_on_strong_evidence(tmp_path: Path) -> None:
     iclr, icml = shared_data_or_skip("iclr2025.jsonl"), shared_data_or_skip("icml2025.jsonl")
     app = hash_app(tmp_path / "home")
