@@ -286,7 +286,7 @@ class AnswerPipeline:
                 filters,
                 list(context),
                 lambda text, f: self._locate(text, f, k),
-                lambda text, paper: self.checker.best_sentence(text, paper)[0],
+                lambda text, paper: self.checker.best_sentence(text, paper).sentence,
             )
             if catalogued is not None:
                 timings["retrieve"] = (time.perf_counter() - start) * 1000

@@ -369,9 +369,10 @@ class Catalog:
                 out[pid] = (pno, version, n)
         return out
 
-    def live_vector_set(self) -> set[str]:
-        """`paper#version` of every text version whose vectors the log says are in Chroma."""
-        return {f"{pid}#{version}" for pid, version in self.db.execute("SELECT pid, version FROM vectors WHERE n > 0")}
+    def live_vector_set(self) -> set[tuple[str, str]]:
+        """(paper, version) of every text version whose vectors the log says are in Chroma, as
+        `ChunkId.text_version` names them."""
+        return {(pid, version) for pid, version in self.db.execute("SELECT pid, version FROM vectors WHERE n > 0")}
 
     def iter_papers(self, batch: int = 2000) -> Iterator[tuple[int, Paper]]:
         last = -1

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rag.embed import Embedder
-from rag.evidence import Vectors, overlap, sentence_score, source_sentences, source_text
+from rag.evidence import Support, Vectors, overlap, sentence_score, source_sentences, source_text
 from rag.text import (
     comparable,
     content_words,
@@ -227,20 +227,20 @@ class SupportChecker:
             self._facts[key] = found
         return found
 
-    def best_sentence(self, claim: str, paper: Paper) -> tuple[str, float]:
+    def best_sentence(self, claim: str, paper: Paper) -> Support:
         """The sentence of `paper` that supports `claim` best, and its score. A claim that is a
         verbatim sentence of the paper (an extractive answer's quote) is its own best support."""
         facts = self.facts(paper)
         exact = facts.exact.get(normalise(claim))
         if exact is not None:
-            return exact, 1.0
+            return Support(exact, 1.0)
         sentences = facts.sentences
         vectors = self.embed([claim, *sentences])
         cos = vectors[1:] @ vectors[0]
         words = content_words(claim)
         scores = [sentence_score(float(sim), overlap(words, sentence)) for sentence, sim in zip(sentences, cos)]
         best = int(np.argmax(scores))
-        return sentences[best], scores[best]
+        return Support(sentences[best], scores[best])
 
     def check(self, claim: Claim, sources: dict[int, Paper]) -> Claim:
         cited = [sources[n] for n in claim.cites if n in sources]
@@ -251,9 +251,9 @@ class SupportChecker:
             return self._check_field(claim, cited)
         best_quote, best_score = "", -1.0
         for paper in cited:
-            quote, score = self.best_sentence(claim.text, paper)
-            if score > best_score:
-                best_quote, best_score = quote, score
+            support = self.best_sentence(claim.text, paper)
+            if support.score > best_score:
+                best_quote, best_score = support.sentence, support.score
         claim.quote, claim.support = best_quote, best_score
         facts = [self.facts(p) for p in cited]
         missing = [n for n in numbers_in(plain(claim.text)) if not any(n in f.numbers for f in facts)]

@@ -88,6 +88,24 @@ def sentence_score(cosine: float, shared: float) -> float:
 
 
 @dataclass(frozen=True)
+class Candidate:
+    """A source sentence worth embedding for a question: its source number (1-based), the
+    sentence, and the bonus the question's kind gives it."""
+
+    source: int
+    sentence: str
+    bonus: float
+
+
+@dataclass(frozen=True)
+class Support:
+    """The sentence of a source that supports a claim best, and its score."""
+
+    sentence: str
+    score: float
+
+
+@dataclass(frozen=True)
 class Scored:
     """One source sentence scored against a question: `score` ranks, `cosine` is the embedding
     similarity alone (the gate's thresholds read it), `source` the source number (1-based)."""

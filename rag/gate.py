@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from rag.evidence import (
     FINDING,
     MOTIVATION,
+    Candidate,
     Scored,
     Vectors,
     overlap,
@@ -203,14 +204,14 @@ class Relevance:
                 bonus += Bonus.INTRODUCES
         return bonus
 
-    def candidates(self, question: Question, text: str, hits: list[Hit]) -> list[tuple[int, str, float]]:
-        """(source number, sentence, bonus) of the sentences worth embedding (see the class)."""
+    def candidates(self, question: Question, text: str, hits: list[Hit]) -> list[Candidate]:
+        """The sentences worth embedding (see the class)."""
         words = content_words(text)
         terms = key_terms(text)
         subjects = question.subject_names if question.names_subject else []
         by_author = {n for n, hit in enumerate(hits, start=1) if mentions_author(text, hit)}
         keep = 1 if question.kind is Kind.LIST else self.per_source  # a list quotes one sentence a paper
-        out: list[tuple[int, str, float]] = []
+        out: list[Candidate] = []
         for n, hit in enumerate(hits, start=1):
             sentences = source_sentences(hit.paper)
             bonuses = [
@@ -224,7 +225,7 @@ class Relevance:
                 chosen |= set(numbered[:keep])
             elif question.kind is Kind.FINDING:  # and a does-it-help question by a result
                 chosen |= set([i for i in lexical if FINDING.search(sentences[i])][:keep])
-            out += [(n, sentences[i], bonuses[i]) for i in sorted(chosen)]
+            out += [Candidate(n, sentences[i], bonuses[i]) for i in sorted(chosen)]
         return out
 
     def sentences(self, question: Question, text: str, hits: list[Hit]) -> list[Scored]:
@@ -235,12 +236,17 @@ class Relevance:
         rows = self.candidates(question, text, hits)
         if not rows:
             return []
-        vectors = self.vectors.embed([text] + [s for _, s, _ in rows])
+        vectors = self.vectors.embed([text] + [row.sentence for row in rows])
         cos = vectors[1:] @ vectors[0]
         words = content_words(text)
         scored = [
-            Scored(sentence_score(float(sim), overlap(words, sentence)) + bonus, float(sim), n, sentence)
-            for (n, sentence, bonus), sim in zip(rows, cos)
+            Scored(
+                sentence_score(float(sim), overlap(words, row.sentence)) + row.bonus,
+                float(sim),
+                row.source,
+                row.sentence,
+            )
+            for row, sim in zip(rows, cos)
         ]
         scored.sort(key=lambda row: -row.score)
         return scored

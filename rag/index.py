@@ -33,7 +33,7 @@ from rag.errors import IndexMissingError, StoreError
 from rag.keyword import FLUSH_DOCS, KeywordIndex, SegmentBuilder, SegmentWorker
 from rag.store import ChromaStore
 from rag.text import short_hash
-from rag.types import Paper
+from rag.types import ChunkId, Paper
 
 log = logging.getLogger(__name__)
 # From this many unapplied log segments (about 20,000 papers) a sync builds keyword segments in a
@@ -112,6 +112,15 @@ class WriteLock:
             yield
         finally:
             self.release()
+
+
+def _is_live(chunk_id: str, live: set[tuple[str, str]]) -> bool:
+    """Whether a chunk in Chroma belongs to a text version the log accounts for (an id in no
+    format this code writes belongs to none)."""
+    try:
+        return ChunkId.parse(chunk_id).text_version in live
+    except ValueError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -368,7 +377,7 @@ class Index:
             orphans = [
                 cid
                 for cid, meta in self.store.chunk_metadata()
-                if (cid.rsplit("#", 1)[0] not in live) and int((meta or {}).get("ts", 0)) < cutoff
+                if not _is_live(cid, live) and int((meta or {}).get("ts", 0)) < cutoff
             ]
             self.store.delete_chunks(orphans)
         return {"orphan_chunks_deleted": len(orphans), "keyword_segments": len(self.keyword.reload().segments)}

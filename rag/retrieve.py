@@ -156,12 +156,13 @@ class Retriever:
         """Paper ids of ranked chunk ids, one per paper, filtered by the mask, and only chunks of
         the paper's own text version (leftovers of a replaced text, a killed or a concurrent
         writer never surface). One catalogue query for all of them."""
-        parsed = [cid.rsplit("#", 2) for cid in chunk_ids]
-        current = loaded.catalog.current_versions(list(dict.fromkeys(p[0] for p in parsed)))
+        parsed = [ChunkId.parse(cid) for cid in chunk_ids]
+        current = loaded.catalog.current_versions(list(dict.fromkeys(c.paper_id for c in parsed)))
         out: list[str] = []
-        for pid, version, _ in parsed:
+        for chunk in parsed:
+            pid = chunk.paper_id
             found = current.get(pid)
-            if found is None or found[1] != version:
+            if found is None or found[1] != chunk.version:
                 continue
             if allowed is not None and (found[0] >= len(allowed) or not allowed[found[0]]):
                 continue

@@ -85,8 +85,14 @@ class ChunkId:
 
     @classmethod
     def parse(cls, text: str) -> ChunkId:
+        """The id Chroma stores, read back; ValueError for an id this format did not write."""
         paper_id, version, n = text.rsplit("#", 2)
         return cls(paper_id, version, int(n))
+
+    @property
+    def text_version(self) -> tuple[str, str]:
+        """(paper id, version): the paper text this chunk was cut from."""
+        return self.paper_id, self.version
 
 
 @dataclass
