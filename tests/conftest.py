@@ -111,8 +111,9 @@ def consistent(app: App) -> tuple[int, int]:
 
 
 @pytest.fixture
-def chroma_server(tmp_path: Path) -> Iterator[int]:
-    """A real `chroma run` on 127.0.0.1 with its own data folder; yields its port."""
+def chroma_process(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """A real `chroma run` on 127.0.0.1 with its own data folder: the process (a test may kill
+    it) and its port."""
     exe = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
     port = free_port()
     proc = subprocess.Popen(
@@ -121,12 +122,18 @@ def chroma_server(tmp_path: Path) -> Iterator[int]:
         stderr=subprocess.DEVNULL,
     )
     wait_for_http(f"http://127.0.0.1:{port}/api/v2/heartbeat", proc, timeout=60)
-    yield port
+    yield proc, port
     proc.terminate()
     try:
         proc.wait(timeout=30)
     except subprocess.TimeoutExpired:
         proc.kill()
+
+
+@pytest.fixture
+def chroma_server(chroma_process: tuple[subprocess.Popen[bytes], int]) -> int:
+    """The port of a real `chroma run` on 127.0.0.1."""
+    return chroma_process[1]
 
 
 def shared_data_or_skip(name: str) -> Path:

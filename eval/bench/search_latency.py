@@ -38,7 +38,7 @@ def main() -> None:
         print(f"ingesting {', '.join(f.name for f in files)} into {home} …")
         app.ingest(files, progress=True)
     status = app.index.status()
-    print(f"index: {status['papers']} papers, {status['chunks']} chunks")
+    print(f"index: {status['papers']} papers, {status['chunks_in_chroma']} chunks")
     records = [json.loads(line) for f in files for line in f.read_text(encoding="utf-8").splitlines()]
     rng = random.Random(7)
     picks = rng.sample([r for r in records if r.get("abstract")], args.queries)
