@@ -232,14 +232,20 @@ def test_two_machines_changing_one_paper_at_once_leave_nothing_stale(tmp_path: P
     assert shared is not None and shared.abstract == v2  # the richer copy wins, whatever the order
 
 
-def test_a_reset_on_one_machine_reaches_the_others(tmp_path: Path, chroma_server: int) -> None:
-    """Machine 1 resets the shared index and ingests other papers; machine 2 (a fresh command, and
-    an App that stayed open across the reset) then shows only what the server holds."""
-    settings = {"chroma_host": "127.0.0.1", "chroma_port": chroma_server}
+def _before_a_reset(tmp_path: Path, port: int) -> tuple[dict[str, object], App, Path]:
+    """Machine 1 on a shared server with 41 papers, and the list it ingests after its reset."""
+    settings: dict[str, object] = {"chroma_host": "127.0.0.1", "chroma_port": port}
     first = _fillers(tmp_path / "first.jsonl", "F", 40, "A paper that is deleted by the reset on another machine.")
     second = _fillers(tmp_path / "second.jsonl", "S", 7, "A paper ingested after the reset on another machine.")
     m1 = hash_app(tmp_path / "m1", **settings)
     m1.ingest([first], progress=False)
+    return settings, m1, second
+
+
+def test_a_reset_on_one_machine_reaches_the_others(tmp_path: Path, chroma_server: int) -> None:
+    """Machine 1 resets the shared index and ingests other papers; machine 2 (a fresh command, and
+    an App that stayed open across the reset) then shows only what the server holds."""
+    settings, m1, second = _before_a_reset(tmp_path, chroma_server)
     m2 = hash_app(tmp_path / "m2", **settings)
     assert m2.status()["papers"] == 41 and m2.search("Filler F 3", k=3).hits
     m1.reset()
@@ -259,11 +265,7 @@ def test_threads_keep_searching_one_app_across_a_reset_elsewhere(tmp_path: Path,
     IndexMissingError: between the reset and the new ingest);
     none trips over handles another thread dropped, and none waits forever (the store lock was
     taken twice when a collection vanished while it was being opened)."""
-    settings = {"chroma_host": "127.0.0.1", "chroma_port": chroma_server}
-    first = _fillers(tmp_path / "first.jsonl", "F", 40, "A paper that is deleted by the reset on another machine.")
-    second = _fillers(tmp_path / "second.jsonl", "S", 7, "A paper ingested after the reset on another machine.")
-    m1 = hash_app(tmp_path / "m1", **settings)
-    m1.ingest([first], progress=False)
+    settings, m1, second = _before_a_reset(tmp_path, chroma_server)
     ui = hash_app(tmp_path / "ui", **settings)
     assert ui.search("Filler", k=3).hits
     stop = threading.Event()
