@@ -68,10 +68,13 @@ def title_key(title: str) -> str:
     return short_hash(text) if text else ""
 
 
+_HEAD = re.compile(r"\s*([^\s:,;]{2,40})")  # the first word of a title, as written
+
+
 def title_head(title: str) -> str:
     """The word a title opens with, where a coined name stands ("BrainOOD: Out-of-distribution …"
     -> "brainood", "TGB-Seq Benchmark: …" -> "tgb-seq")."""
-    match = re.match(r"\s*([^\s:,;]{2,40})", title)
+    match = _HEAD.match(title)
     return fold(match.group(1)).strip(".-") if match else ""
 
 
@@ -92,7 +95,7 @@ def head_labels(title: str) -> set[str]:
     head = title_head(title)
     if not head:
         return set()
-    raw = re.match(r"\s*([^\s:,;]{2,40})", title)
+    raw = _HEAD.match(title)
     return {head, head + "s"} if raw and re.fullmatch(_ACRONYM, raw.group(1)) else {head}
 
 

@@ -157,14 +157,16 @@ class _Planner:
     def plan(self, batch: Sequence[Paper]) -> BatchPlan:
         known = self.known
         skeys = [copy_key(p) for p in batch]
-        for paper in batch:
-            if paper.own_id and paper.abstract:
-                self.batch_abstracts.setdefault(abstract_key(paper.abstract), set()).add(paper.id)
-            elif paper.own_id and title_head(paper.title):
-                self.batch_heads.setdefault(title_head(paper.title), set()).add(paper.id)
         fresh = set(ids_to_list(batch, known.copies))
         listed = {pid: known.listed[pid] for pid in fresh if pid in known.listed}
         idless = known.has_idless or any(not p.own_id for p in batch)
+        if idless:  # only then can a listed paper absorb one, and need to know its rivals
+            for paper in batch:
+                head = "" if paper.abstract else title_head(paper.title)
+                if paper.own_id and paper.abstract:
+                    self.batch_abstracts.setdefault(abstract_key(paper.abstract), set()).add(paper.id)
+                elif paper.own_id and head:
+                    self.batch_heads.setdefault(head, set()).add(paper.id)
         read_here: set[str] = set()
         for paper, skey in zip(batch, skeys):
             again = skey in read_here or skey in known.seen.get(paper.source, ())
