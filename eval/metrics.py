@@ -62,9 +62,11 @@ def precision(true_positive: int, predicted: int) -> float:
 
 def fact_hit(answer: str, contains: Sequence[str]) -> bool:
     """Any-of: the answer states at least one of the expected facts (case-insensitive; Markdown
-    bold does not count as text, so "by **8.5%**" states "by 8.5%")."""
-    low = answer.replace("**", "").lower()
-    return any(fact.lower() in low for fact in contains)
+    bold does not count as text, so "by **8.5%**" states "by 8.5%"). An expected fact written in
+    bold ("**3,330**") must be stated in bold: the figure the answer puts forward, not one it
+    mentions in passing."""
+    raw, low = answer.lower(), answer.replace("**", "").lower()
+    return any(fact.lower() in (raw if "**" in fact else low) for fact in contains)
 
 
 def citation_precision(cited: Sequence[tuple[str, bool]], gold: Iterable[str]) -> float:

@@ -480,6 +480,27 @@ class Catalog:
             return 0
         return int(self.db.execute(f"SELECT count(*) FROM papers WHERE {where[0]}", where[1]).fetchone()[0])
 
+    def count_by_identity(self, filters: Filters = Filters(), sources: int = 3) -> tuple[int, int, list[str]]:
+        """How many papers pass the filters with their own id and without one, and up to
+        `sources` source files of those without. A paper without an id joins a listed paper only
+        when their abstracts or coined titles prove them the same, so an id-less paper may repeat
+        a listed one: a count that mixes the two says so instead of passing off one total."""
+        where = self._where(filters)
+        if where is None:
+            return 0, 0, []
+        sql = f"SELECT own_id, count(*) FROM papers WHERE {where[0]} GROUP BY own_id"
+        counts = dict(self.db.execute(sql, where[1]).fetchall())
+        with_id, without = int(counts.get(1, 0)), int(counts.get(0, 0))
+        files: list[str] = []
+        if without:
+            rows = self.db.execute(
+                f"SELECT DISTINCT c.source FROM papers JOIN copies c ON c.pid = papers.pid "
+                f"WHERE papers.own_id = 0 AND c.data IS NOT NULL AND {where[0]} LIMIT ?",
+                [*where[1], sources + 1],
+            )
+            files = [r[0] for r in rows]
+        return with_id, without, files
+
     def select(self, filters: Filters = Filters(), limit: int = 50, offset: int = 0) -> list[Paper]:
         """Papers passing the filters, in a stable order (folded display title, then id), from
         `offset`, at most `limit` (negative: all); paging visits every paper exactly once."""

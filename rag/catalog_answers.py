@@ -3,7 +3,7 @@ the authors or the track of a paper. The catalogue's fields are the facts; each 
 cited, each stated field is a claim checked against that paper's field, and a cut list says how
 many more matched.
 
-Uses only these Catalog operations: count, select, papers_by_author, papers_named_in, get (the
+Uses only these Catalog operations: count, count_by_identity, select, papers_by_author, papers_named_in, get (the
 SQLite catalogue ports them with the same semantics)."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from rag.catalog import Catalog, Filters
 from rag.cite import field_value
@@ -69,6 +70,26 @@ def describing_sentences(paper: Paper) -> list[str]:
     return [intro]
 
 
+def count_text(with_id: int, without_id: int, files: list[str], scope: str) -> str:
+    """ "The collection has **3,333** papers from ICML 2025 (catalogue count): **3,330** with their
+    own id and 3 without one (from 004.txt), which may repeat …". A paper without an id is merged
+    with a listed one only on proof (rag.identity), so when a count mixes the two, the part with
+    ids is the list's own figure and the rest is said to be possibly the same papers again."""
+    total = with_id + without_id
+    text = f"The collection has **{total:,}** papers{' ' + scope if scope else ''} (catalogue count)"
+    if not (with_id and without_id):
+        return text + "."
+    names = [Path(f).name for f in files[:3]] + (["…"] if len(files) > 3 else [])
+    where = f" (from {', '.join(names)})" if names else ""
+    one = without_id == 1
+    return (
+        f"{text}: **{with_id:,}** with their own id (such as an OpenReview id or DOI) and {without_id:,} "
+        f"without one{where}. {'That paper' if one else 'Those papers'} could not be matched to a paper "
+        f"with an id (no shared abstract or coined title), so {'it' if one else 'some'} may repeat "
+        f"{'a paper' if one else 'papers'} counted among the {with_id:,}."
+    )
+
+
 class CatalogueAnswerer:
     def __init__(self, list_size: int = 10) -> None:
         self.list_size = list_size
@@ -90,11 +111,7 @@ class CatalogueAnswerer:
         if q.kind is Kind.COUNT:
             if q.authors:
                 return self._by_author(q, catalog, filters, best_sentence, counting=True)
-            total = catalog.count(filters)
-            scope = describe(filters)
-            return CatalogueDraft(
-                f"The collection has **{total}** papers{' ' + scope if scope else ''} (catalogue count)."
-            )
+            return CatalogueDraft(count_text(*catalog.count_by_identity(filters), describe(filters)))
         if q.kind is Kind.CATALOGUE_LIST:
             return self._list(catalog, filters)
         if q.kind is Kind.BY_AUTHOR:

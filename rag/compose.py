@@ -26,6 +26,7 @@ from rag.gate import ABSTAIN_SENTINEL, Gate, also_relevant, defines, topic_words
 from rag.question import Kind, Question
 from rag.text import (
     bold_numbers,
+    contains_term,
     end_sentence,
     format_authors,
     introduces,
@@ -177,7 +178,8 @@ class ExtractiveAnswerer:
         for n in sources:
             rows = by_source[n]
             intro = first_introducing(source_sentences(hits[n - 1].paper), subjects)
-            first = next((r for r in rows if r.sentence == intro), rows[0])
+            naming = next((r for r in rows if any(contains_term(r.sentence, s) for s in subjects)), rows[0])
+            first = next((r for r in rows if r.sentence == intro), naming)
             rest = [
                 r.sentence for r in rows if r is not first and r.sentence != intro and r.score >= 0.85 * first.score
             ]

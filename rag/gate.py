@@ -357,4 +357,11 @@ class Relevance:
                 else "no sentence is close to the question"
             )
             return Gate(False, f"{why} (best {best:.2f})", best)
+        if question.kind is Kind.WHICH_PAPER and terms:
+            # "Which paper trains on LibriSpeech?": every source whose quoted sentence names the
+            # terms answers it (the composer names up to three), not only the best-ranked one
+            naming = {
+                r.source for r in scored if r.source in holding and all(contains_term(r.sentence, t) for t in terms)
+            }
+            return Gate(True, "", best, focus=sorted(naming))
         return Gate(True, "", best)

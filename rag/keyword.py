@@ -374,13 +374,19 @@ class KeywordIndex:
     def __len__(self) -> int:
         return sum(s.live for s in self.segments)
 
-    def search(self, query: str, n: int, allowed: np.ndarray | None = None) -> list[KeywordMatch]:
+    def search(
+        self, query: str, n: int, allowed: np.ndarray | None = None, required: Sequence[str] = ()
+    ) -> list[KeywordMatch]:
         """The n best (paper number, chunk) documents for the query with a positive score, best
-        first; `allowed` is a mask over paper numbers."""
+        first; `allowed` is a mask over paper numbers; with `required` words, only documents that
+        contain every one of them (Lucene's "must" clause: "LibriSpeech" in "Which paper trains on
+        the LibriSpeech corpus?", which plain BM25 lets "corpus" outweigh)."""
         segments = self.reload().segments
         terms = list(dict.fromkeys(TOKENIZE(query)))
-        if not terms or not segments:
+        must = list(dict.fromkeys(t for word in required for t in TOKENIZE(word)))
+        if not terms or not segments or (required and not must):
             return []
+        terms += [t for t in must if t not in terms]
         total_docs = sum(len(s) for s in segments)
         avgdl = max(sum(float(np.asarray(s.doclen).sum()) for s in segments) / max(total_docs, 1), 1.0)
         postings = [[s.postings(t) for t in terms] for s in segments]
@@ -390,15 +396,38 @@ class KeywordIndex:
         for seg, seg_postings in zip(segments, postings):
             if all(p is None for p in seg_postings):
                 continue
-            scores = np.zeros(len(seg), dtype=np.float32)
             doclen = np.asarray(seg.doclen)
-            for weight, posting in zip(idf, seg_postings):
-                if posting is None:
+            if must:
+                # score only the documents holding every required term: binary search in the
+                # (doc-sorted) postings instead of a pass over each common term's postings
+                candidates = np.asarray(seg.docs[:0])
+                for i, term in enumerate(must):
+                    posting = seg_postings[terms.index(term)]
+                    if posting is None:
+                        candidates = candidates[:0]
+                        break
+                    docs = np.asarray(posting[0])
+                    candidates = docs if i == 0 else np.intersect1d(candidates, docs, assume_unique=True)
+                if not len(candidates):
                     continue
-                docs, tfs = np.asarray(posting[0]), np.asarray(posting[1], dtype=np.float32)
-                norm = tfs + K1 * (1 - B + B * doclen[docs] / avgdl)
-                scores[docs] += weight * tfs * (K1 + 1) / norm
-            candidates = np.flatnonzero(scores)
+                scores = np.zeros(len(seg), dtype=np.float32)
+                norm_len = K1 * (1 - B + B * doclen[candidates] / avgdl)
+                for weight, posting in zip(idf, seg_postings):
+                    if posting is None:
+                        continue
+                    docs = np.asarray(posting[0])
+                    at = np.minimum(np.searchsorted(docs, candidates), len(docs) - 1)
+                    tf = np.where(docs[at] == candidates, np.asarray(posting[1])[at], 0).astype(np.float32)
+                    scores[candidates] += weight * tf * (K1 + 1) / (tf + norm_len)
+            else:
+                scores = np.zeros(len(seg), dtype=np.float32)
+                for weight, posting in zip(idf, seg_postings):
+                    if posting is None:
+                        continue
+                    docs, tfs = np.asarray(posting[0]), np.asarray(posting[1], dtype=np.float32)
+                    norm = tfs + K1 * (1 - B + B * doclen[docs] / avgdl)
+                    scores[docs] += weight * tfs * (K1 + 1) / norm
+                candidates = np.flatnonzero(scores)
             candidates = candidates[~seg.deleted[candidates]]
             if allowed is not None and len(candidates):
                 pnos = np.asarray(seg.pno)[candidates]

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from rag.catalog import Filters
 from rag.text import (
     COMMON_ACRONYMS,
+    NUMBER_WORDS,
     collapse,
     content_words,
     fold,
@@ -530,14 +531,45 @@ _UNITS = [
 ]
 
 
+_COUNTED = re.compile(
+    r"\bhow\s+many\s+((?:[\w'-]+\s+){0,5}?)([A-Za-z][\w-]*?)(?:'s)?\s+"
+    r"(?:are|is|was|were|do|does|did|have|has|had|can|could|will|would|should|in|on|at|of|per|to|for|there)\b",
+    re.I,
+)
+_NOT_COUNTED = frozenset("more fewer times different other total new".split())
+
+
+def counted_noun(question: str) -> re.Pattern[str] | None:
+    """For "how many <things> …", a pattern for a count of those things: a number written
+    before the noun, at most six words apart ("40 professional-level Capture the Flag (CTF)
+    tasks", "16 million latent autoencoder"), in brackets after it ("examples (up to 10M)"), or
+    as "the number of X is N"; so "players with ratings from 1000 to 2600 Elo" counts no
+    players. None when the noun cannot be found."""
+    found = _COUNTED.search(question)
+    if not found or found.group(2).lower() in _NOT_COUNTED:
+        return None
+    noun = found.group(2)
+    stem = re.sub(r"(?:ies|ses|xes|ches|shes|s)$", "", noun) if len(noun) > 3 else noun
+    number = rf"(?:\d[\d,.]*\+?|{NUMBER_WORDS.pattern})"
+    noun = re.escape(stem)
+    return re.compile(
+        rf"{number}\s+(?:[^\s,;.]+\s+){{0,6}}?{noun}"  # "40 professional-level … tasks"
+        rf"|{noun}[\w-]*\s*\((?:[a-z~≈<>=]+\s*){{0,3}}{number}"  # "examples (up to 10M in some cases)"
+        rf"|number\s+of\s+(?:[\w-]+\s+){{0,2}}?{noun}[\w-]*\s+(?:is|was|are|were|reaches|of)\s+(?:\w+\s+)?{number}",
+        re.I,
+    )
+
+
 def wanted_unit(question: str) -> re.Pattern[str] | None:
     """What a number answering a numeric question must come with: a currency for a price, a
     time unit for "how long", a factor or percentage for "how fast", a percentage, decimal or
-    factor for an accuracy, rate or error; None when any number will do ("how many", "by how
-    much")."""
+    factor for an accuracy, rate or error, a count of the things asked about for "how many
+    <things>"; None when any number will do ("by how much")."""
     for asks, unit in _UNITS:
         if asks.search(question):
-            return None if unit is _ANY_NUMBER else unit
+            if unit is _ANY_NUMBER:
+                return counted_noun(question)
+            return unit
     return None
 
 

@@ -354,7 +354,16 @@ def _term_pattern(term: str) -> re.Pattern[str]:
 # algorithm", "an accelerated ADMM"), not the thing itself.
 _VARIANT = re.compile(
     r"\b(?!(?:general|novel|simple|principled|unified|first|new|called|named|termed|dubbed|so-called)\b)"
-    r"[a-z][a-z-]*(?:ized|ised|ed|ive|ic|ous|able|ible)\s+$"
+    r"[a-z][a-z-]*(?:ized|ised|ed|ive|ic|ous|able|ible|al|ar|ent|ant)\s+$"
+)
+
+
+# A word right before a common (lower-case) term that makes a kind of it: "meta knowledge
+# distillation", "data-free knowledge distillation", "an online knowledge distillation" (not an
+# article, a word that says new, or an adverb of the verb: "we propose here knowledge distillation").
+_KIND_OF = re.compile(
+    r"(?<![\w-])(?!(?:a|an|the|our|this|new|novel|simple|first|here|also|further|then|now|thus|hence|"
+    r"called|named|termed|dubbed|coined|so-called)\s+$)[a-z][\w-]*\s+$"
 )
 
 
@@ -451,6 +460,8 @@ def introduces(abstract: str, term: str, title: str = "") -> bool:
                 between = between[: _expansion_start(between[:-1])]
             elif _VARIANT.search(between) and found.group(0)[:1].isupper():
                 continue  # "we propose a randomized Frank-Wolfe algorithm": a variant of an existing method
+            elif found.group(0)[:1].islower() and _KIND_OF.search(between):
+                continue  # "we further propose meta knowledge distillation": a kind of the term, not the term
             words = [w.lower() for w in re.findall(r"[\w'-]+", between)]
             if len(words) <= 12 and not any(w in _USE_WORDS for w in words):
                 return True

@@ -183,6 +183,32 @@ def test_how_much_faster_wants_a_factor() -> None:
     assert unit is not None and unit.search("2-3x faster") and not unit.search("on 12 benchmarks")
 
 
+def test_how_many_things_wants_a_count_of_those_things() -> None:
+    """ "How many players …" is answered by "11 players", not by "players with ratings from 1000
+    to 2600 Elo", where the numbers count no players."""
+    unit = wanted_unit("How many players are on a chess team?")
+    assert unit is not None and unit.search("A side fields 11 players.")
+    assert not unit.search("We evaluate against players with ratings from 1000 to 2600 Elo.")
+    tasks = wanted_unit("How many professional-level CTF tasks does Cybench include?")
+    assert tasks is not None and tasks.search("We include 40 professional-level Capture the Flag (CTF) tasks.")
+    examples = wanted_unit("Up to how many examples do the datasets include?")
+    assert examples is not None and examples.search("a large collection of examples (up to 10M in some cases)")
+    assert not examples.search("a model of examples (see Fig. 2)")
+    chess = Paper(
+        id="ch",
+        title="Human-Aligned Chess",
+        abstract="We train a chess model on games of human players. Against players with ratings from 1000 to "
+        "2600 Elo, our search leads to a skill gap of only 49 Elo.",
+    )
+    pipe, _ = pipeline([*corpus(), chess])
+    answer = pipe.answer("How many players are on a chess team?")
+    assert answer.abstained and answer.citations == []
+    chess.abstract += " Each team fields four players."
+    pipe, _ = pipeline([*corpus(), chess])
+    answered = pipe.answer("How many players are on a chess team?")
+    assert not answered.abstained and "four players" in answered.text
+
+
 def test_questions_about_a_persons_life_abstain() -> None:
     assert parse("When was Albert Einstein born?").person and parse("Where did Marie Curie die?").person
     assert not parse("When was GradSurg published?").person
@@ -192,3 +218,50 @@ def test_questions_about_a_persons_life_abstain() -> None:
     for question in ("When was Albert Einstein born?", "When was Alan Turing born?"):
         answer = pipe.answer(question)
         assert answer.abstained and answer.citations == [], question
+
+
+def test_a_count_that_mixes_listed_and_idless_papers_says_which_is_which() -> None:
+    """An id-less copy joins a listed paper only on proof, so a count over both kinds gives the
+    listed figure apart and names the files of the others, which may repeat listed papers."""
+    pasted = Paper(
+        id="a-1",
+        own_id=False,
+        source="/data/pasted/page-004.txt",
+        venue="ICML",
+        year=2025,
+        abstract="We show that pasted abstracts can be counted twice when their listed copy has none.",
+    )
+    pipe, _ = pipeline([*corpus(), pasted])
+    mixed = pipe.answer("How many ICML 2025 papers are there?")
+    assert mixed.mode == "catalogue" and "**3**" in mixed.text
+    assert "**2** with their own id" in mixed.text and "1 without one (from page-004.txt)" in mixed.text
+    assert "may repeat a paper counted among the 2" in mixed.text
+    only_listed = pipeline()[0].answer("How many ICML 2025 papers are there?")
+    assert "**2**" in only_listed.text and "without" not in only_listed.text
+
+
+def test_which_paper_uses_a_named_thing_names_every_source_that_does() -> None:
+    """ "Which paper trains on LibriSpeech?" asks about use, not invention: each retrieved paper
+    whose quoted sentence names the corpus answers it, with that sentence."""
+    speech = [
+        Paper(
+            id=f"s{i}",
+            title=title,
+            abstract=f"Speech models need data. {sentence} Results improve.",
+        )
+        for i, (title, sentence) in enumerate(
+            [
+                (
+                    "CTC regularisation",
+                    "We train our recogniser on the LibriSpeech corpus and report word error rates.",
+                ),
+                ("Spatial speech", "We build a spatial dataset from the LibriSpeech corpus recordings."),
+                ("Long speech", "A model benchmark built from the LibriSpeech corpus audiobooks is released."),
+            ]
+        )
+    ]
+    pipe, _ = pipeline([*corpus(), *speech])
+    answer = pipe.answer("Which paper trains a model on the LibriSpeech corpus?")
+    assert answer.kind == "which-paper" and not answer.abstained
+    assert {c.paper.id for c in answer.citations} == {"s0", "s1", "s2"}
+    assert all("LibriSpeech" in c.text for c in answer.claims)

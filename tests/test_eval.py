@@ -51,6 +51,8 @@ def test_answer_and_abstention_metrics_by_hand() -> None:
     scores = m.abstention_scores([True, True, False, False], [True, False, True, False])
     assert scores == {"abstention_precision": 0.5, "abstention_recall": 0.5, "abstention_accuracy": 0.5}
     assert m.fact_hit("improves it by up to **8.5%** on OOD", ["by up to 8.5%"])  # bold is not text
+    assert m.fact_hit("has **3,333** papers: **3,330** with ids", ["**3,330**"])  # a bold fact must be bold
+    assert not m.fact_hit("has **3,333** papers, counted among the 3,330", ["**3,330**"])
     assert m.rate([True, False, False, False]) == 0.25 and math.isnan(m.rate([]))
     rows = [
         ItemResult(

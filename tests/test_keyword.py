@@ -83,3 +83,29 @@ def test_allowed_mask_and_many_segments_merge_by_policy(tmp_path: Path) -> None:
     allowed[[2, 6]] = True
     assert set(_scores(index, "graph", allowed)) == {2, 6}
     assert _scores(index, "nothing matches xyzzy") == {}
+
+
+def test_required_words_keep_only_the_documents_that_mention_them(tmp_path: Path) -> None:
+    """A rare name the query asks about must not be outweighed by a common word another text
+    repeats: with `required`, only documents holding every required word are scored."""
+    index = KeywordIndex(tmp_path / "kw")
+    builder = SegmentBuilder()
+    texts = {
+        1: "A speech recogniser trained on LibriSpeech.",
+        2: "We train a model on a large text corpus; the paper releases the model and the corpus.",
+        3: "Vision transformers for images.",
+        4: "LibriSpeech and a corpus of audiobooks for speech.",
+        **{5 + i: f"Filler text number {i} about graphs and images." for i in range(6)},
+    }
+    for pno, text in texts.items():
+        builder.add(pno, 0, text)
+    index.update(np.zeros(0, dtype=np.int64), [builder])
+    query = "Which paper trains a model on the LibriSpeech corpus?"
+    plain = [m.pno for m in index.search(query, 10)]
+    assert plain.index(2) < plain.index(1)  # plain BM25: four common words outweigh the one name
+    required = {m.pno: m.score for m in index.search(query, 10, required=["LibriSpeech"])}
+    assert sorted(required) == [1, 4]
+    full = {m.pno: m.score for m in index.search(query, 10)}
+    assert all(math.isclose(score, full[pno], rel_tol=1e-6) for pno, score in required.items())  # same BM25
+    assert index.search(query, 10, required=["Whisper"]) == []
+    assert index.search(query, 10, required=["the"]) == []  # a stopword requires nothing findable

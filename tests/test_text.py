@@ -140,9 +140,22 @@ def test_numbers_stated_as_words_ranges_and_math() -> None:
 
 def test_a_variant_or_a_superscript_does_not_introduce_the_name() -> None:
     assert not introduces("We propose a randomized Frank-Wolfe algorithm with memoization.", "Frank-Wolfe algorithm")
+    assert not introduces("Moreover, we design a causal U-Net architecture for streaming.", "U-Net architecture")
     assert not introduces(r"We design $\mathcal{M}^{Shap}$, a budget-balanced payment mechanism.", "SHAP")
     assert introduces("We present SHAP, a unified framework for interpreting predictions.", "SHAP")
     assert introduces("In this paper, we introduce Sketching for Regularized Optimization (SRO), a fast method.", "SRO")
+
+
+def test_a_kind_of_a_common_term_does_not_introduce_the_term() -> None:
+    """ "Which paper introduced knowledge distillation?" is not answered by a paper that proposes
+    meta, data-free or selective knowledge distillation; a new one, or the term itself, is."""
+    for kind in ("we further propose meta", "We propose data-free", "We propose selective"):
+        assert not introduces(f"{kind} knowledge distillation to train the student.", "knowledge distillation")
+    assert introduces("We propose knowledge distillation, a way to compress models.", "knowledge distillation")
+    assert introduces("In this paper we propose a new knowledge distillation to compress.", "knowledge distillation")
+    assert introduces(
+        "We introduce complementary label learning, where labels say what is not.", "complementary label learning"
+    )
 
 
 def test_enumeration_markers_are_not_values() -> None:

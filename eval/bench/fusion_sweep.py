@@ -20,7 +20,7 @@ from pathlib import Path
 from eval.dataset import load_items
 from eval.metrics import mean, ndcg_at_k, recall_at_k, reciprocal_rank
 from rag.app import App
-from rag.retrieve import Ranking, Retriever, Weights, fuse
+from rag.retrieve import Mode, Ranking, Retriever, Weights, fuse
 from rag.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,23 +37,8 @@ def rankings(home: Path, dataset: Path) -> list[tuple[list[str], dict[str, list[
     for item in items:
         if not item.answerable or not item.gold_ids or item.history:
             continue
-        vector = loaded.embedder.embed([item.question])[0]
-        dense = retriever.dense(loaded, vector, DEPTH, None)
-        keyword = Retriever.keyword(loaded, item.question, DEPTH, None)
-        out.append(
-            (
-                item.gold_ids,
-                {
-                    "dense": dense,
-                    "keyword": keyword,
-                    "facets": retriever.facets(
-                        loaded, item.question, [Ranking("dense", dense), Ranking("keyword", keyword)], vector, DEPTH
-                    ),
-                    "names": retriever.names(loaded, item.question, None),
-                    "authors": retriever.authors(loaded, item.question, None),
-                },
-            )
-        )
+        ranked = retriever.rankings(loaded, item.question, DEPTH, None, Mode.HYBRID)
+        out.append((item.gold_ids, {r.name: r.papers for r in ranked}))
     return out
 
 
@@ -88,11 +73,11 @@ def main() -> None:
     dev = rankings(args.dev_home, args.dev)
     sci = rankings(args.scifact_home, args.scifact) if args.scifact_home else []
     grid = itertools.product(
-        (5, 10, 20, 60), (0.5, 0.75, 1.0, 1.5, 2.0), (0.5, 1.0, 1.5), (1.0, 2.0, 4.0), (0.0, 1.0, 2.0)
+        (5, 10, 20, 60), (0.5, 0.75, 1.0, 1.5, 2.0), (0.5, 1.0, 1.5), (1.0, 2.0, 4.0), (0.0, 1.0, 2.0), (0.0, 1.0, 2.0)
     )
     rows = []
-    for rrf_k, dense, keyword, names, facets in grid:
-        weights = Weights(dense=dense, keyword=keyword, names=names, authors=1.0, facets=facets)
+    for rrf_k, dense, keyword, names, facets, mentions in grid:
+        weights = Weights(dense=dense, keyword=keyword, names=names, mentions=mentions, authors=1.0, facets=facets)
         d = score(dev, weights, rrf_k)
         s = score(sci, weights, rrf_k) if sci else {"ndcg@10": float("nan")}
         figures = [d["recall@5"], d["mrr"]] + ([s["ndcg@10"]] if sci else [])
@@ -103,6 +88,7 @@ def main() -> None:
                 "keyword": keyword,
                 "names": names,
                 "facets": facets,
+                "mentions": mentions,
                 "dev_recall@5": round(d["recall@5"], 4),
                 "dev_mrr": round(d["mrr"], 4),
                 "scifact_ndcg@10": round(s["ndcg@10"], 4),
@@ -114,17 +100,18 @@ def main() -> None:
     now = next(
         r
         for r in rows
-        if (r["rrf_k"], r["dense"], r["keyword"], r["names"], r["facets"])
-        == (10, current.dense, current.keyword, current.names, current.facets)
+        if (r["rrf_k"], r["dense"], r["keyword"], r["names"], r["facets"], r["mentions"])
+        == (10, current.dense, current.keyword, current.names, current.facets, current.mentions)
     )
     if args.json:
         print(json.dumps({"best": rows[:10], "current": now, "dev_items": len(dev), "scifact_items": len(sci)}))
         return
     print(f"dev items {len(dev)}, SciFact items {len(sci)}")
-    print("rrf_k dense keyword names facets | dev R@5  dev MRR  SciFact nDCG@10 | mean")
+    print("rrf_k dense keyword names facets mentions | dev R@5  dev MRR  SciFact nDCG@10 | mean")
     for row in [*rows[:10], now]:
         print(
-            f"{row['rrf_k']:>5} {row['dense']:>5} {row['keyword']:>7} {row['names']:>5} {row['facets']:>6} | "
+            f"{row['rrf_k']:>5} {row['dense']:>5} {row['keyword']:>7} {row['names']:>5} {row['facets']:>6} "
+            f"{row['mentions']:>8} | "
             f"{row['dev_recall@5']:.3f}    "
             f"{row['dev_mrr']:.3f}    {row['scifact_ndcg@10']:.3f}           | {row['mean']:.3f}"
             + ("   <- current" if row is now else "")
