@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from rag.catalog import Filters
 from rag.text import (
     COMMON_ACRONYMS,
+    NAME_WORD,
     NUMBER_WORDS,
     collapse,
     content_words,
@@ -268,7 +269,7 @@ def proper_names(question: str) -> list[str]:
     capitalised words that do not open the sentence ("Mona Lisa", "Tesla"), minus common
     acronyms of the field and the catalogue's own words (venues, authors are handled apart)."""
     names = set(names_in(question))
-    tokens = list(re.finditer(r"[A-Za-z][\w'-]*", question))
+    tokens = list(re.finditer(r"(?<![\w'-])[A-Za-z][\w'-]*", question))  # not "D-MolT5" inside "3D-MolT5"
     for i, m in enumerate(tokens):
         word = m.group(0)
         if i == 0 or not word[0].isupper() or len(word) < 3:
@@ -588,4 +589,4 @@ def key_terms(question: str, exclude: set[str] | None = None) -> set[str]:
 
 
 def coined_in(question: str) -> list[str]:
-    return [w for w in re.findall(r"[A-Za-z][\w-]*[A-Za-z0-9]", question) if is_coined(w)]
+    return [w for w in NAME_WORD.findall(question) if is_coined(w)]

@@ -140,12 +140,17 @@ COMMON_ACRONYMS = frozenset(
 )
 
 
+# A word that can be a name: letters with digits and hyphens inside, or digits before letters
+# ("3D-MolT5", "3DGS"; not "3D" or "10x").
+NAME_WORD = re.compile(r"(?<![\w-])(?:\d+[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9]|[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9])")
+
+
 def is_coined(token: str) -> bool:
     """A coined name: CamelCase, ALLCAPS, or letters with digits/hyphens inside, not a common acronym."""
     token = token.strip(".,;:()[]\"'`")
     if len(token) < 2 or token in COMMON_ACRONYMS or token.rstrip("s") in COMMON_ACRONYMS:
         return False
-    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9]", token):
+    if not NAME_WORD.fullmatch(token):
         return False
     if "-" in token and all(part.islower() or part in COMMON_ACRONYMS for part in token.split("-")[1:]):
         return False  # "LLM-based", "GNN-style": a common word with a suffix, not a name
@@ -155,7 +160,7 @@ def is_coined(token: str) -> bool:
 
 def names_in(text: str) -> set[str]:
     """Coined names and acronyms (PLNL, GPT-4o, PersuasionBench) that a source must contain."""
-    words = re.findall(r"[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9]", text)
+    words = NAME_WORD.findall(text)
     return {
         w for w in words if sum(c.isupper() for c in w[1:]) >= 1 or (w[0].isupper() and any(c.isdigit() for c in w))
     }
@@ -272,7 +277,7 @@ def cited_names(abstract: str) -> set[str]:
     for match in _CITED_BY.finditer(abstract):
         start = max(abstract.rfind(". ", 0, match.start()), 0)
         before = abstract[start : match.start()]
-        for word in re.findall(r"[A-Za-z][\w-]*[A-Za-z0-9]", before):
+        for word in NAME_WORD.findall(before):
             if is_coined(word) or word.isupper():
                 found.add(fold(word))
                 found.add(fold(word.rstrip("s")))

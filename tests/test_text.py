@@ -15,6 +15,7 @@ from rag.text import (
     introduced_name,
     introduces,
     join_sentences,
+    names_in,
     plain,
     printable,
     split_sentences,
@@ -144,6 +145,14 @@ def test_a_variant_or_a_superscript_does_not_introduce_the_name() -> None:
     assert not introduces(r"We design $\mathcal{M}^{Shap}$, a budget-balanced payment mechanism.", "SHAP")
     assert introduces("We present SHAP, a unified framework for interpreting predictions.", "SHAP")
     assert introduces("In this paper, we introduce Sketching for Regularized Optimization (SRO), a fast method.", "SRO")
+
+
+def test_a_name_may_open_with_digits() -> None:
+    """ "Which paper proposes 3D-MolT5?" must look for 3D-MolT5, not for "D-MolT5"."""
+    from rag.question import key_terms
+
+    assert key_terms("Which paper proposes 3D-MolT5?") == {"3D-MolT5"}
+    assert {"3D-MolT5", "3DGS"} <= names_in("3D-MolT5 and 3DGS in 3D, 10x faster") and "3D" not in names_in("3D")
 
 
 def test_a_kind_of_a_common_term_does_not_introduce_the_term() -> None:
