@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections.abc import Iterable, Sequence
 
@@ -65,8 +66,12 @@ def fact_hit(answer: str, contains: Sequence[str]) -> bool:
     bold does not count as text, so "by **8.5%**" states "by 8.5%"). An expected fact written in
     bold ("**3,330**") must be stated in bold: the figure the answer puts forward, not one it
     mentions in passing."""
-    raw, low = answer.lower(), answer.replace("**", "").lower()
-    return any(fact.lower() in (raw if "**" in fact else low) for fact in contains)
+    low = answer.replace("**", "").lower()
+    bold = [span.lower() for span in re.findall(r"\*\*(.+?)\*\*", answer)]  # "**3,330 papers**" holds 3,330
+    return any(
+        any(fact.strip("*").lower() in span for span in bold) if fact.startswith("**") else fact.lower() in low
+        for fact in contains
+    )
 
 
 def citation_precision(cited: Sequence[tuple[str, bool]], gold: Iterable[str]) -> float:

@@ -482,9 +482,10 @@ class Catalog:
 
     def count_by_identity(self, filters: Filters = Filters(), sources: int = 3) -> tuple[int, int, list[str]]:
         """How many papers pass the filters with their own id and without one, and up to
-        `sources` source files of those without. A paper without an id joins a listed paper only
-        when their abstracts or coined titles prove them the same, so an id-less paper may repeat
-        a listed one: a count that mixes the two says so instead of passing off one total."""
+        `sources` + 1 source files of those without (the extra one says there are more). A paper
+        without an id joins a listed paper only when their abstracts or coined titles prove them
+        the same, so an id-less paper may repeat a listed one: a count that mixes the two says so
+        instead of passing off one total."""
         where = self._where(filters)
         if where is None:
             return 0, 0, []
@@ -494,8 +495,8 @@ class Catalog:
         files: list[str] = []
         if without:
             rows = self.db.execute(
-                f"SELECT DISTINCT c.source FROM papers JOIN copies c ON c.pid = papers.pid "
-                f"WHERE papers.own_id = 0 AND c.data IS NOT NULL AND {where[0]} LIMIT ?",
+                f"SELECT DISTINCT source FROM copies WHERE data IS NOT NULL AND pid IN "
+                f"(SELECT pid FROM papers WHERE own_id = 0 AND {where[0]}) ORDER BY source LIMIT ?",
                 [*where[1], sources + 1],
             )
             files = [r[0] for r in rows]

@@ -70,24 +70,29 @@ def describing_sentences(paper: Paper) -> list[str]:
     return [intro]
 
 
-def count_text(with_id: int, without_id: int, files: list[str], scope: str) -> str:
+def count_text(with_id: int, without_id: int, files: list[str], scope: str, shown: int = 3) -> str:
     """ "The collection has **3,333** papers from ICML 2025 (catalogue count): **3,330** with their
     own id and 3 without one (from 004.txt), which may repeat …". A paper without an id is merged
     with a listed one only on proof (rag.identity), so when a count mixes the two, the part with
-    ids is the list's own figure and the rest is said to be possibly the same papers again."""
+    ids is the list's own figure and the rest is said to be possibly the same papers again.
+    `files` holds up to `shown` + 1 source files of the papers without an id."""
     total = with_id + without_id
-    text = f"The collection has **{total:,}** papers{' ' + scope if scope else ''} (catalogue count)"
+    text = f"The collection has **{total:,}** {_papers(total)}{' ' + scope if scope else ''} (catalogue count)"
     if not (with_id and without_id):
         return text + "."
-    names = [Path(f).name for f in files[:3]] + (["…"] if len(files) > 3 else [])
+    names = list(dict.fromkeys(Path(f).name for f in files[:shown])) + (["…"] if len(files) > shown else [])
     where = f" (from {', '.join(names)})" if names else ""
     one = without_id == 1
     return (
-        f"{text}: **{with_id:,}** with their own id (such as an OpenReview id or DOI) and {without_id:,} "
-        f"without one{where}. {'That paper' if one else 'Those papers'} could not be matched to a paper "
-        f"with an id (no shared abstract or coined title), so {'it' if one else 'some'} may repeat "
-        f"{'a paper' if one else 'papers'} counted among the {with_id:,}."
+        f"{text}: **{with_id:,}** with {'its' if with_id == 1 else 'their'} own id (such as an OpenReview id or "
+        f"DOI) and {without_id:,} without one{where}. {'That paper' if one else 'Those papers'} could not be "
+        f"matched to a paper with an id (no shared abstract or coined title), so {'it' if one else 'some'} may "
+        f"repeat {'a paper' if one else 'papers'} counted among the {with_id:,}."
     )
+
+
+def _papers(n: int) -> str:
+    return "paper" if n == 1 else "papers"
 
 
 class CatalogueAnswerer:

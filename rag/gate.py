@@ -358,10 +358,15 @@ class Relevance:
             )
             return Gate(False, f"{why} (best {best:.2f})", best)
         if question.kind is Kind.WHICH_PAPER and terms:
-            # "Which paper trains on LibriSpeech?": every source whose quoted sentence names the
-            # terms answers it (the composer names up to three), not only the best-ranked one
+            # "Which paper trains on LibriSpeech?": every source with a sentence close to the
+            # question that names the terms outside examples and quotes answers it (the composer
+            # names up to three), not only the best-ranked one
             naming = {
-                r.source for r in scored if r.source in holding and all(contains_term(r.sentence, t) for t in terms)
+                r.source
+                for r in scored
+                if r.source in holding
+                and r.cosine >= 0.2
+                and all(contains_term(asserted(r.sentence), t) for t in terms)
             }
             return Gate(True, "", best, focus=sorted(naming))
         return Gate(True, "", best)

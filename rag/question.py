@@ -537,7 +537,7 @@ _COUNTED = re.compile(
     r"(?:are|is|was|were|do|does|did|have|has|had|can|could|will|would|should|in|on|at|of|per|to|for|there)\b",
     re.I,
 )
-_NOT_COUNTED = frozenset("more fewer times different other total new".split())
+_NOT_COUNTED = frozenset("more fewer times different other total new them these those they it".split())
 
 
 def counted_noun(question: str) -> re.Pattern[str] | None:
@@ -547,14 +547,14 @@ def counted_noun(question: str) -> re.Pattern[str] | None:
     as "the number of X is N"; so "players with ratings from 1000 to 2600 Elo" counts no
     players. None when the noun cannot be found."""
     found = _COUNTED.search(question)
-    if not found or found.group(2).lower() in _NOT_COUNTED:
-        return None
+    if not found or found.group(2).lower() in _NOT_COUNTED or any(c.isdigit() for c in found.group(2)):
+        return None  # "How many of them …", "How many does GPT-3 have?": no noun to count
     noun = found.group(2)
     stem = re.sub(r"(?:ies|ses|xes|ches|shes|s)$", "", noun) if len(noun) > 3 else noun
-    number = rf"(?:\d[\d,.]*\+?|{NUMBER_WORDS.pattern})"
+    number = rf"(?:\d(?:[\d,.]*\d)?\+?(?:\s?[kKMBT]\b)?|{NUMBER_WORDS.pattern})"  # "1,320", "7B", "10K"
     noun = re.escape(stem)
     return re.compile(
-        rf"{number}\s+(?:[^\s,;.]+\s+){{0,6}}?{noun}"  # "40 professional-level … tasks"
+        rf"{number}[\s-]+(?:[^\s;.]+\s+){{0,6}}?{noun}"  # "40 professional-level … tasks", "a 12-layer"
         rf"|{noun}[\w-]*\s*\((?:[a-z~≈<>=]+\s*){{0,3}}{number}"  # "examples (up to 10M in some cases)"
         rf"|number\s+of\s+(?:[\w-]+\s+){{0,2}}?{noun}[\w-]*\s+(?:is|was|are|were|reaches|of)\s+(?:\w+\s+)?{number}",
         re.I,

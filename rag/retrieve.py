@@ -61,12 +61,14 @@ def name_words(query: str, frequency: Callable[[str], int]) -> list[str]:
 
 
 def document_frequency(loaded: Loaded, word: str) -> int:
-    """Indexed texts (chunks) that contain the word's stem, from the keyword index's postings."""
+    """Indexed texts (chunks) that contain the word's stem, from the keyword index's postings; for
+    a word of several tokens ("GPT-4o", "TGB-Seq") its rarest token's, an upper bound."""
     terms = TOKENIZE(word)
     if not terms:
         return 1 << 30  # a stopword
-    return sum(
-        len(found[0]) for segment in loaded.keyword.segments if (found := segment.postings(terms[0])) is not None
+    return min(
+        sum(len(found[0]) for segment in loaded.keyword.segments if (found := segment.postings(term)) is not None)
+        for term in terms
     )
 
 
@@ -220,7 +222,7 @@ class Retriever:
         if not ranked and len(words) > 1:
             words = [min(words, key=lambda w: frequency[w])]
             ranked = self.keyword(loaded, query, n, allowed, words)
-        coined = [re.compile(rf"(?<![\w-]){re.escape(w)}s?(?!\w)") for w in words]
+        coined = [re.compile(rf"(?<!\w){re.escape(w)}s?(?!\w)") for w in words]  # "MS-COCO" holds "COCO"
         if not ranked:
             return ranked
         papers = loaded.catalog.get_many(ranked)

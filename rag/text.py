@@ -141,8 +141,11 @@ COMMON_ACRONYMS = frozenset(
 
 
 # A word that can be a name: letters with digits and hyphens inside, or digits before letters
-# ("3D-MolT5", "3DGS"; not "3D" or "10x").
-NAME_WORD = re.compile(r"(?<![\w-])(?:\d+[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9]|[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9])")
+# ("3D-MolT5", "3DGS"; not "3D", "10x" or a unit such as "24GB").
+NAME_WORD = re.compile(
+    r"(?<![\w-])(?:\d+(?!(?:[KMGTP]i?B|FPS|fps|[kMG]?Hz|ms|ns|dB|px|x[A-Z])(?![a-z]))"  # not "24GB", "30FPS", "8xA100"
+    r"[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9]|[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9])"
+)
 
 
 def is_coined(token: str) -> bool:
@@ -357,19 +360,19 @@ def _term_pattern(term: str) -> re.Pattern[str]:
 
 # An adjective right before a name: the paper proposes a variant of it ("a randomized Frank-Wolfe
 # algorithm", "an accelerated ADMM"), not the thing itself.
-_VARIANT = re.compile(
-    r"\b(?!(?:general|novel|simple|principled|unified|first|new|called|named|termed|dubbed|so-called)\b)"
-    r"[a-z][a-z-]*(?:ized|ised|ed|ive|ic|ous|able|ible|al|ar|ent|ant)\s+$"
+# Words before a name that praise or order it rather than make a variant of it ("an efficient
+# PLNL algorithm", "a multi-agent MACT framework", "we propose and analyze X").
+_NOT_A_KIND = (
+    r"general|novel|simple|principled|unified|first|new|called|named|termed|dubbed|so-called|coined|efficient|"
+    r"effective|coherent|elegant|modular|practical|robust|scalable|lightweight|flexible|powerful|generic|versatile|"
+    r"universal|original|fundamental|[\w-]*agent|recent|different|consistent|independent|transparent|intelligent|"
+    r"a|an|the|our|this|here|also|further|then|now|thus|hence|yet"
 )
-
-
+_VARIANT = re.compile(rf"\b(?!(?:{_NOT_A_KIND})\b)[a-z][a-z-]*(?:ized|ised|ed|ive|ic|ous|able|ible|al|ar|ent|ant)\s+$")
 # A word right before a common (lower-case) term that makes a kind of it: "meta knowledge
-# distillation", "data-free knowledge distillation", "an online knowledge distillation" (not an
-# article, a word that says new, or an adverb of the verb: "we propose here knowledge distillation").
-_KIND_OF = re.compile(
-    r"(?<![\w-])(?!(?:a|an|the|our|this|new|novel|simple|first|here|also|further|then|now|thus|hence|"
-    r"called|named|termed|dubbed|coined|so-called)\s+$)[a-z][\w-]*\s+$"
-)
+# distillation", "data-free knowledge distillation" (not an article, a word of praise or order,
+# nor a verb joined by "and"/"or": "we propose and analyze contrastive decoding").
+_KIND_OF = re.compile(rf"(?<![\w-])(?!(?:{_NOT_A_KIND})\s+$)[a-z][\w-]*\s+$")
 
 
 def _expansion_start(before: str) -> int:
@@ -465,7 +468,9 @@ def introduces(abstract: str, term: str, title: str = "") -> bool:
                 between = between[: _expansion_start(between[:-1])]
             elif _VARIANT.search(between) and found.group(0)[:1].isupper():
                 continue  # "we propose a randomized Frank-Wolfe algorithm": a variant of an existing method
-            elif found.group(0)[:1].islower() and _KIND_OF.search(between):
+            elif (
+                found.group(0)[:1].islower() and _KIND_OF.search(between) and not re.search(r"\b(?:and|or)\b", between)
+            ):
                 continue  # "we further propose meta knowledge distillation": a kind of the term, not the term
             words = [w.lower() for w in re.findall(r"[\w'-]+", between)]
             if len(words) <= 12 and not any(w in _USE_WORDS for w in words):

@@ -6,6 +6,7 @@ papers are checked against their title, and the gate's rules cost no embedding."
 from __future__ import annotations
 
 from rag.catalog import Catalog
+from rag.catalog_answers import count_text
 from rag.chat import ChatSession
 from rag.compose import ExtractiveAnswerer, also_relevant_line
 from rag.evidence import Scored
@@ -191,6 +192,16 @@ def test_how_many_things_wants_a_count_of_those_things() -> None:
     assert not unit.search("We evaluate against players with ratings from 1000 to 2600 Elo.")
     tasks = wanted_unit("How many professional-level CTF tasks does Cybench include?")
     assert tasks is not None and tasks.search("We include 40 professional-level Capture the Flag (CTF) tasks.")
+    for question, sentence in [
+        ("How many parameters does it have?", "a model with 7B parameters"),
+        ("How many layers does it have?", "a 12-layer Transformer"),
+        ("How many tasks are included?", "1,000 diverse, real-world tasks"),
+    ]:
+        pattern = wanted_unit(question)
+        assert pattern is not None and pattern.search(sentence), question
+    layers = wanted_unit("How many layers are used?")
+    assert layers is not None and not layers.search("In 2023, layers of the model were frozen.")
+    assert wanted_unit("How many does GPT-3 have?") is None and wanted_unit("How many of them are there?") is None
     examples = wanted_unit("Up to how many examples do the datasets include?")
     assert examples is not None and examples.search("a large collection of examples (up to 10M in some cases)")
     assert not examples.search("a model of examples (see Fig. 2)")
@@ -238,6 +249,12 @@ def test_a_count_that_mixes_listed_and_idless_papers_says_which_is_which() -> No
     assert "may repeat a paper counted among the 2" in mixed.text
     only_listed = pipeline()[0].answer("How many ICML 2025 papers are there?")
     assert "**2**" in only_listed.text and "without" not in only_listed.text
+    assert count_text(1, 1, ["a/x.txt", "b/x.txt"], "") == (
+        "The collection has **2** papers (catalogue count): **1** with its own id (such as an OpenReview id or DOI) "
+        "and 1 without one (from x.txt). That paper could not be matched to a paper with an id (no shared abstract "
+        "or coined title), so it may repeat a paper counted among the 1."
+    )
+    assert count_text(1, 0, [], "") == "The collection has **1** paper (catalogue count)."
 
 
 def test_which_paper_uses_a_named_thing_names_every_source_that_does() -> None:

@@ -53,6 +53,7 @@ def test_answer_and_abstention_metrics_by_hand() -> None:
     assert m.fact_hit("improves it by up to **8.5%** on OOD", ["by up to 8.5%"])  # bold is not text
     assert m.fact_hit("has **3,333** papers: **3,330** with ids", ["**3,330**"])  # a bold fact must be bold
     assert not m.fact_hit("has **3,333** papers, counted among the 3,330", ["**3,330**"])
+    assert m.fact_hit("has **3,330 papers** with ids", ["**3,330**"])  # a wider bold span holds it
     assert m.rate([True, False, False, False]) == 0.25 and math.isnan(m.rate([]))
     rows = [
         ItemResult(

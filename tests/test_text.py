@@ -153,6 +153,7 @@ def test_a_name_may_open_with_digits() -> None:
 
     assert key_terms("Which paper proposes 3D-MolT5?") == {"3D-MolT5"}
     assert {"3D-MolT5", "3DGS"} <= names_in("3D-MolT5 and 3DGS in 3D, 10x faster") and "3D" not in names_in("3D")
+    assert names_in("trained on 8xA100 with 24GB at 30FPS") == set()  # units and GPU counts are no names
 
 
 def test_a_kind_of_a_common_term_does_not_introduce_the_term() -> None:
@@ -165,6 +166,16 @@ def test_a_kind_of_a_common_term_does_not_introduce_the_term() -> None:
     assert introduces(
         "We introduce complementary label learning, where labels say what is not.", "complementary label learning"
     )
+    # words of praise or verbs joined by "and" make no kind of it
+    assert introduces("We propose and analyze contrastive decoding for LLMs.", "contrastive decoding")
+    assert introduces("We first propose and then evaluate sparse attention.", "sparse attention")
+    assert introduces("We propose a principled graph transformer.", "graph transformer")
+
+
+def test_praise_before_a_name_is_not_a_variant_of_it() -> None:
+    for praised in ("an efficient PLNL algorithm", "a multi-agent MACT framework", "a modular BrainOOD model"):
+        name = praised.split()[-2]
+        assert introduces(f"We propose {praised} for the task.", name), praised
 
 
 def test_enumeration_markers_are_not_values() -> None:

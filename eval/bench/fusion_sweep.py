@@ -101,7 +101,7 @@ def main() -> None:
         r
         for r in rows
         if (r["rrf_k"], r["dense"], r["keyword"], r["names"], r["facets"], r["mentions"])
-        == (10, current.dense, current.keyword, current.names, current.facets, current.mentions)
+        == (Settings().rrf_k, current.dense, current.keyword, current.names, current.facets, current.mentions)
     )
     if args.json:
         print(json.dumps({"best": rows[:10], "current": now, "dev_items": len(dev), "scifact_items": len(sci)}))
