@@ -185,7 +185,7 @@ class Index:
                 try:
                     self.folder.mkdir(parents=True, exist_ok=True)
                     self._catalog = Catalog(self.folder / "catalog.sqlite")
-                    self._catalog.counts()
+                    self._catalog.probe()
                     self._keyword = KeywordIndex(self.folder / "keyword")
                 except (OSError, sqlite3.DatabaseError, StoreError, ValueError, SchemaChanged) as err:
                     self._catalog = self._keyword = None

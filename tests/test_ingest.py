@@ -537,3 +537,24 @@ def test_a_plural_acronym_joins_the_title_only_paper_of_its_singular_name(tmp_pa
         assert app.index.catalog.counts()["papers"] == 2, order
         kane = app.paper("K2")
         assert kane is not None and not kane.abstract
+
+
+def test_status_counts_in_one_pass_agree_with_counting_each(sample_app: App) -> None:
+    """`Catalog.counts` reads the papers once; each figure must equal its own count query."""
+    catalog = sample_app.index.load().catalog
+    db = catalog.db
+    one = lambda sql: int(db.execute(sql).fetchone()[0])  # noqa: E731
+    db.execute("UPDATE papers SET vectors_ok = 0 WHERE pno IN (SELECT pno FROM papers LIMIT 3)")
+    db.execute("UPDATE papers SET indexed = 0 WHERE pno IN (SELECT pno FROM papers LIMIT 2)")
+    assert catalog.counts() == {
+        "papers": one("SELECT count(*) FROM papers"),
+        "with_abstract": one("SELECT count(*) FROM papers WHERE has_abstract = 1"),
+        "title_only": one("SELECT count(*) FROM papers WHERE has_abstract = 0"),
+        "expected_chunks": one("SELECT coalesce(sum(n_chunks), 0) FROM papers"),
+        "missing_vectors": 3,
+        "not_keyword_indexed": 2,
+        "copies": one("SELECT count(*) FROM copies WHERE data IS NOT NULL"),
+        "segments": one("SELECT count(*) FROM segments"),
+    }
+    assert catalog.counts()["papers"] == 96
+    db.rollback()
