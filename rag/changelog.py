@@ -23,7 +23,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag.catalog import Versioned
+from rag.catalog import CopyEntry, VectorEntry
 
 
 @dataclass
@@ -100,20 +100,10 @@ class Segment:
     def hint_map(self) -> dict[str, tuple[str, str, str, int]]:
         return {h.pid: (h.copies, h.label, h.version, h.n) for h in self.hints}
 
-    def versioned(
-        self,
-    ) -> tuple[list[tuple[Versioned, str, str, str, str, str | None]], list[tuple[Versioned, str, str, int]]]:
+    def versioned(self) -> tuple[list[CopyEntry], list[VectorEntry]]:
         """Entries with their versions (time, writer, position), as `Catalog.apply` takes them."""
-        copies = [
-            (
-                (self.ts, self.writer, i),
-                c.skey,
-                c.pid,
-                c.source,
-                c.digest,
-                None if c.data is None else json.dumps(c.data, ensure_ascii=False),
-            )
-            for i, c in enumerate(self.copies)
+        copies: list[CopyEntry] = [
+            ((self.ts, self.writer, i), c.skey, c.pid, c.source, c.digest, c.data) for i, c in enumerate(self.copies)
         ]
         base = len(self.copies)
         vectors = [((self.ts, self.writer, base + i), v.pid, v.version, v.n) for i, v in enumerate(self.vectors)]

@@ -297,28 +297,38 @@ class Index:
         worker = SegmentWorker(keyword.folder)
         sent: set[int] = set()
         stale: set[int] = set()
-        last = catalog.max_pno()
         try:
-            for segment in self.store.read_segments(pending):
-                copies, vectors = segment.versioned()
-                changed = catalog.apply(segment.id, copies, vectors, self.chunker.version_of, hints=segment.hint_map())
-                stale |= sent.intersection(catalog.pnos(sorted(changed)).values())
-                docs: list[tuple[int, int, str]] = []
-                while batch := catalog.unindexed(after=last, limit=5000):
-                    for pno, paper, n_chunks in batch:
-                        docs += [
-                            (pno, n, keyword_text(paper, t)) for n, t in enumerate(self.chunker.texts(paper, n_chunks))
-                        ]
-                        sent.add(pno)
-                    last = batch[-1][0]
-                if docs:
-                    worker.add(docs)
+            with catalog.bulk_load() as flush:
+                self._apply_segments(pending, worker, sent, stale, flush)
             written = worker.finish()
         finally:
             worker.close()
         gone = catalog.gone()
         keyword.update(np.asarray(sorted(sent) + gone, dtype=np.int64), [], written)
         catalog.mark_indexed(sorted(sent - stale), gone)
+
+    def _apply_segments(
+        self, pending: list[str], worker: SegmentWorker, sent: set[int], stale: set[int], flush: Callable[[], None]
+    ) -> None:
+        """Apply each segment, sending the papers it adds to the keyword worker; note in `stale`
+        the papers sent earlier that a later segment changed."""
+        catalog = self.catalog
+        for segment in self.store.read_segments(pending):
+            copies, vectors = segment.versioned()
+            added: list[tuple[int, Paper, int]] = []
+            changed = catalog.apply(
+                segment.id, copies, vectors, self.chunker.version_of, hints=segment.hint_map(), added=added
+            )
+            flush()
+            stale |= sent.intersection(catalog.pnos(sorted(changed - {p.id for _, p, _ in added})).values())
+            docs = [
+                (pno, n, keyword_text(paper, t))
+                for pno, paper, n_chunks in added
+                for n, t in enumerate(self.chunker.texts(paper, n_chunks))
+            ]
+            sent.update(pno for pno, _, _ in added)
+            if docs:
+                worker.add(docs)
 
     def catch_up_keyword(self) -> int:
         """Index what the catalogue marks as not yet keyword-indexed and drop removed papers, in

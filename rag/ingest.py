@@ -47,6 +47,7 @@ from rag.writer import InlineWriter, StoreWriter, Writes
 
 log = logging.getLogger(__name__)
 BATCH_PAPERS = 2000
+COMMIT_BATCHES = 10  # the catalogue commits every this many batches (20,000 papers by default)
 
 
 @dataclass
@@ -111,6 +112,7 @@ class Ingester:
         self.batch_papers = batch_papers
         self.store_writer: StoreWriter = writer or InlineWriter(index.store)
         self._pending = False  # a batch applied to the catalogue, its Chroma writes not yet acknowledged
+        self._uncommitted = 0  # batches acknowledged by Chroma whose catalogue changes are not committed
         self.writer = uuid.uuid4().hex[:10]
         self.report = IngestReport()
         self._seen: dict[str, set[str]] = {}
@@ -138,7 +140,7 @@ class Ingester:
                 for file in reading.files:
                     if file.complete:
                         self._forget_missing(file.file)
-                self._settle()
+                self._settle(commit=True)
             except BaseException:
                 index.catalog.rollback()  # the batch Chroma has not acknowledged: the log is the truth
                 raise
@@ -170,7 +172,7 @@ class Ingester:
             try:
                 if staged:
                     self._commit(staged, set())
-                self._settle()
+                self._settle(commit=True)
             except BaseException:
                 catalog.rollback()
                 raise
@@ -292,7 +294,8 @@ class Ingester:
         self.report.chunks_deleted += len(garbage)
         copy_rows, vector_rows = segment.versioned()
         known = {pid: (merged[pid], c[0].id.version, len(c)) for pid, c in chunks.items()}
-        catalog.begin()
+        if not self._uncommitted:
+            catalog.begin()
         self._pending = True
         changed = catalog.apply(segment.id, copy_rows, vector_rows, self.chunker.version_of, known)
         for pid in sorted(changed):
@@ -335,15 +338,22 @@ class Ingester:
                 self._keyword.drop(states[pid].pno)
                 self._keyword_removed.append(states[pid].pno)
 
-    def _settle(self) -> None:
-        """Wait until Chroma has the pending batch, then commit its catalogue changes (and
-        write the keyword segment once enough documents wait for it)."""
-        if not self._pending:
-            return
-        self.store_writer.wait()
-        self.index.catalog.commit()
-        self._pending = False
-        self._flush_keyword()
+    def _settle(self, commit: bool = False) -> None:
+        """Wait until Chroma has the pending batch; commit the catalogue changes of the batches
+        Chroma has every COMMIT_BATCHES of them (or now, with `commit`), and then write the keyword
+        segment once enough documents wait for it. One commit per batch cost a million-paper
+        ingest most of its slowdown: a commit writes every page the transaction dirtied, and
+        new papers dirty pages all over the catalogue's indexes of random keys. A killed run loses
+        at most those uncommitted batches from the catalogue, never from the log: the re-run's
+        sync applies their segments."""
+        if self._pending:
+            self.store_writer.wait()
+            self._pending = False
+            self._uncommitted += 1
+        if self._uncommitted and (commit or self._uncommitted >= COMMIT_BATCHES):
+            self.index.catalog.commit()
+            self._uncommitted = 0
+            self._flush_keyword()
 
     def _flush_keyword(self, force: bool = False) -> None:
         if not self._keyword_done and not self._keyword_removed:

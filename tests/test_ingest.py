@@ -558,3 +558,73 @@ def test_status_counts_in_one_pass_agree_with_counting_each(sample_app: App) -> 
     }
     assert catalog.counts()["papers"] == 96
     db.rollback()
+
+
+def _catalogue_rows(app: App) -> list[tuple[object, ...]]:
+    db = app.index.catalog.db
+    papers = db.execute(
+        "SELECT pid, data, abstract_key, title_key, title_head, label_key, venue, year, tracks, decision, version, "
+        "n_chunks, vectors_ok FROM papers ORDER BY pid"
+    ).fetchall()
+    authors = db.execute(
+        "SELECT p.pid, a.key, a.name FROM authors a JOIN papers p USING (pno) ORDER BY 1, 2"
+    ).fetchall()
+    names = db.execute("SELECT p.pid, n.key FROM names n JOIN papers p USING (pno) ORDER BY 1, 2").fetchall()
+    facets = db.execute("SELECT field, value, n FROM facets WHERE n > 0 ORDER BY 1, 2").fetchall()
+    return [*papers, *authors, *names, *facets]
+
+
+def test_a_long_log_derived_on_a_fresh_cache_equals_the_writers_catalogue(tmp_path: Path) -> None:
+    """A second machine's first sync applies a long log in few transactions (`Catalog.bulk_load`),
+    with the keyword index built beside it. Later segments edit, remove and add copies of papers
+    that earlier segments inserted, so the result is right only if each segment sees the ones
+    before it: the derived catalogue must equal the writer's, row for row, and so must search."""
+    import shutil
+
+    from rag.index import PARALLEL_KEYWORD_SEGMENTS
+
+    home = tmp_path / "home"
+    first = [
+        {
+            "id": f"P{i}",
+            "title": f"Method Kal{i} for graphs",
+            "abstract": f"We study graph problem {i} in depth.",
+            "authors": [f"Ada Lovelace{i % 7}", "Alan Turing"],
+            "venue": "ICLR",
+            "year": 2024,
+        }
+        for i in range(900)
+    ]
+    edited = [dict(r, abstract=r["abstract"] + " Revised.") if i % 3 == 0 else r for i, r in enumerate(first)]
+    edited = [r for i, r in enumerate(edited) if i % 5 != 1]  # a fifth of the papers leave this file
+    other = [
+        {"id": f"P{i}", "title": f"Method Kal{i} for graphs", "venue": "ICML", "track": "position"}
+        for i in range(0, 900, 4)
+    ]  # a second source lists some of the same ids
+    for name, records in (("a.jsonl", first), ("b.jsonl", other)):
+        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    writer = hash_app(home, ingest_batch=60)
+    writer.ingest([tmp_path / "a.jsonl", tmp_path / "b.jsonl"], progress=False)
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in edited), encoding="utf-8")
+    writer.ingest([tmp_path / "a.jsonl"], progress=False)
+    assert len(writer.index.store.segment_ids()) >= 2 * PARALLEL_KEYWORD_SEGMENTS
+    expected = _catalogue_rows(writer)
+    assert any(r[0] == "P3" and "Revised" in str(r[1]) for r in expected)  # the edit landed
+    assert not any(r[0] == "P1" for r in expected if len(r) == 13)  # P1 left a.jsonl and b never listed it
+
+    copy = tmp_path / "copy"
+    shutil.copytree(home, copy)
+    shutil.rmtree(copy / "cache")
+    reader = hash_app(copy)
+    hits = reader.search("Kal3", k=3, mode="keyword").hits
+    assert _catalogue_rows(reader) == expected
+    assert hits and hits[0].paper.id == "P3" and "Revised" in hits[0].paper.abstract
+    writer.compact()  # keyword statistics count deleted documents until their segments merge (as Lucene's do)
+    reader.compact()
+    for query, answer in (("Kal8", "P8"), ("Kal12", "P12"), ("Kal13", "P13")):
+        # past the top, papers tie and go by paper number, which each machine assigns in its own order
+        assert [h.paper.id for app in (reader, writer) for h in app.search(query, k=1, mode="keyword").hits] == [
+            answer,
+            answer,
+        ], query
+    assert consistent(reader) == consistent(writer)
