@@ -296,9 +296,9 @@ class Catalog:
         caller calls the yielded `flush` after each segment, and a transaction commits every
         `segments_per_commit` of them instead of after each one. A commit writes every page the
         transaction dirtied, and new papers dirty pages all over the indexes of random keys
-        (hashes, names): a million papers took 430 s to insert committing every 2,000, 167 s
-        committing every 50,000 (`python -m eval.bench.catalog_load`). Readers see whole groups
-        of segments. The page cache is 1 GiB meanwhile (64 MiB otherwise): 7% faster at 500,000
+        (hashes, names): applying a million papers took 710 s committing every segment of 2,000,
+        504 s every ten (`python -m eval.bench.catalog_load`). Readers see whole groups of
+        segments. The page cache is 1 GiB meanwhile (64 MiB otherwise): 7% faster at 500,000
         papers, more as the catalogue grows. Call with the write lock held."""
         applied = 0
         self.db.execute(f"PRAGMA cache_size=-{BULK_CACHE_KIB}")

@@ -1,6 +1,6 @@
 """How fast the SQLite catalogue takes a long log, committing after every segment or in groups.
 
-    python -m eval.bench.catalog_load [--n 1000000] [--segment 2000] [--every 1 --every 25] [--json]
+    python -m eval.bench.catalog_load [--n 1000000] [--segment 2000] [--every 1 --every 10] [--json]
 
 A second machine's first sync applies the whole change log to an empty catalogue. This applies N
 synthetic papers (the scale benchmark's generator, one copy each, `Catalog.apply` as the sync
@@ -80,7 +80,8 @@ def main() -> None:
     if not data.exists():
         args.work.mkdir(parents=True, exist_ok=True)
         synth(data, args.n)
-    rows = [load(data, args.n, args.segment, every, args.work / "catalog", args.cache_mib) for every in args.every or [1, 25]]
+    folder = args.work / "catalog"
+    rows = [load(data, args.n, args.segment, every, folder, args.cache_mib) for every in args.every or [1, 10]]
     if args.json:
         print(json.dumps(rows))
         return
