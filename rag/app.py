@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rag.answer import Answerer, AnswerPipeline, ExtractiveAnswerer, LLMAnswerer, Verifier
 from rag.catalog import Filters
@@ -95,7 +95,7 @@ class App:
 
     @cached_property
     def index(self) -> Index:
-        return Index(self.store, self.embedder, self.chunker, Path(self.settings.home))
+        return Index(self.store, self.embedder, self.chunker, Path(self.settings.home), self.settings.snapshot_every)
 
     @cached_property
     def retriever(self) -> Retriever:
@@ -197,6 +197,14 @@ class App:
 
     def compact(self, rebuild: bool = False) -> dict[str, int]:
         return self.index.compact(rebuild)
+
+    def snapshot(self) -> dict[str, Any]:
+        """Publish this machine's cache to Chroma for new machines to start from."""
+        self.index.require()
+        with self.index.lock.held():
+            self.index.store.open()
+            self.index.sync()
+            return self.index.publish_snapshot()
 
     # -- reading ----------------------------------------------------------------------------
     def search(

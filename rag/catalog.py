@@ -322,6 +322,37 @@ class Catalog:
         finally:
             self.db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
 
+    def copy_to(self, path: Path) -> None:
+        """A consistent copy of the committed catalogue in a new file (SQLite's backup API: readers
+        and this connection go on meanwhile), for a snapshot. Call with the write lock held, so the
+        copy matches the keyword index."""
+        target = sqlite3.connect(path)
+        try:
+            self.db.backup(target)
+        finally:
+            target.close()
+
+    def replace_with(self, path: Path) -> None:
+        """Become the catalogue in the file at `path` (a downloaded snapshot), in one transaction
+        through SQLite's backup API rather than by swapping files: another process with this
+        catalogue open then reads the new content, where a swapped file would leave it reading the
+        old one for good. Raises SchemaChanged for a file of another schema version."""
+        source = sqlite3.connect(path)
+        try:
+            version = int(source.execute("PRAGMA user_version").fetchone()[0])
+            if version != SCHEMA_VERSION:
+                raise SchemaChanged(f"snapshot catalogue schema {version}, this code writes {SCHEMA_VERSION}")
+            before = self.generation
+            source.backup(self.db)
+        finally:
+            source.close()
+        # a process that cached masks for an earlier state must not take them for this one
+        self.db.execute("UPDATE meta SET value = value + ? WHERE key = 'generation'", (before + 1,))
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        with self._mask_lock:
+            self._mask_cache.clear()
+            self._facet_cache.clear()
+
     # -- state ------------------------------------------------------------------------------
     @property
     def generation(self) -> int:

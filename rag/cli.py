@@ -308,6 +308,24 @@ def compact(rebuild: bool, as_json: bool) -> None:
         )
 
 
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@handle_errors
+def snapshot(as_json: bool) -> None:
+    """Publish this machine's catalogue and keyword index to Chroma, so a new machine on the same
+    server starts from them instead of deriving every paper from the log (ingest publishes one by
+    itself every RAG_SNAPSHOT_EVERY log segments)."""
+    result = _app().snapshot()
+    if as_json:
+        _dump(result)
+    else:
+        click.echo(
+            f"snapshot {result['snapshot']}: {result['segments']} log segments, "
+            f"{int(result['bytes']) / 2**20:.0f} MiB stored as {int(result['stored_bytes']) / 2**20:.0f} MiB "
+            f"in {result['seconds']} s; older snapshots deleted: {result['older_snapshots_deleted']}"
+        )
+
+
 def _print_hits(hits: list[dict[str, Any]]) -> None:
     if not hits:
         click.echo("no papers found")

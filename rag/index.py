@@ -23,9 +23,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from rag import snapshot
 from rag.catalog import Catalog, SchemaChanged
 from rag.chunk import Chunker
 from rag.embed import Embedder
@@ -39,6 +41,9 @@ log = logging.getLogger(__name__)
 # From this many unapplied log segments (about 20,000 papers) a sync builds keyword segments in a
 # second process while it applies the catalogue.
 PARALLEL_KEYWORD_SEGMENTS = 10
+# A writer publishes a snapshot of its cache (`rag.snapshot`) once the log holds this many segments
+# (100,000 papers) that the newest snapshot lacks; a new machine starts from it.
+SNAPSHOT_EVERY = 50
 ORPHAN_GRACE_S = 3600.0  # a writer commits its segment seconds after its upsert; an hour is proof enough
 
 
@@ -136,8 +141,12 @@ class Loaded:
 
 
 class Index:
-    def __init__(self, store: ChromaStore, embedder: Embedder, chunker: Chunker, home: Path) -> None:
+    def __init__(
+        self, store: ChromaStore, embedder: Embedder, chunker: Chunker, home: Path, snapshot_every: int = SNAPSHOT_EVERY
+    ) -> None:
         self.store = store
+        self.snapshot_every = snapshot_every
+        self.restored: dict[str, Any] | None = None  # what the last sync took from a snapshot
         self.embedder = embedder
         self.chunker = chunker
         self.home = home
@@ -261,9 +270,11 @@ class Index:
         applied = self.catalog.applied_segments()
         return [s for s in self.store.segment_ids() if s not in applied]
 
-    def sync(self, wait: bool = True, on_wait: Callable[[str], None] | None = None) -> int:
+    def sync(self, wait: bool = True, on_wait: Callable[[str], None] | None = None, from_snapshot: bool = True) -> int:
         """Apply the log segments this machine has not seen, then bring the keyword index up to
-        date. Returns how many segments remain unapplied (another process holds the lock)."""
+        date; an empty cache facing a long log starts from the newest snapshot (unless not
+        `from_snapshot`: a rebuild derives everything from the log). Returns how many segments
+        remain unapplied (another process holds the lock)."""
         pending = self.pending_segments()
         catalog = self.catalog
         behind = bool(catalog.unindexed(limit=1) or catalog.gone())
@@ -273,6 +284,9 @@ class Index:
             return len(pending)
         try:
             pending = self.pending_segments()
+            fresh = from_snapshot and catalog.generation == 0
+            if len(pending) >= PARALLEL_KEYWORD_SEGMENTS and fresh and self._restore_snapshot():
+                pending = self.pending_segments()
             started = time.perf_counter()
             if len(pending) >= PARALLEL_KEYWORD_SEGMENTS:
                 self._apply_with_keyword_worker(pending)
@@ -286,6 +300,36 @@ class Index:
         finally:
             self.lock.release()
         return 0
+
+    def _restore_snapshot(self) -> bool:
+        """Start an empty cache from the newest snapshot in Chroma, if there is one; on any failure
+        say why and derive from the log instead. Call with the write lock held."""
+        catalog, keyword = self._derived()
+        try:
+            self.restored = snapshot.restore(self.store, catalog, keyword, self.folder / "snapshot.tmp")
+        except (snapshot.SnapshotError, SchemaChanged, StoreError, OSError, sqlite3.Error, ValueError) as err:
+            log.warning("could not start from the snapshot in Chroma (%s): deriving the cache from the log", err)
+            return False
+        if self.restored is not None:
+            log.info("started from snapshot %s", self.restored)
+        return self.restored is not None
+
+    def publish_snapshot(self) -> dict[str, Any]:
+        """Publish this machine's cache for new machines to start from (`rag snapshot`). Call with
+        the write lock held, after a sync."""
+        self.catch_up_keyword()
+        catalog, keyword = self._derived()
+        return snapshot.publish(self.store, catalog, keyword, self.folder / "snapshot.tmp")
+
+    def publish_snapshot_if_due(self) -> dict[str, Any] | None:
+        """Publish when the log holds SNAPSHOT_EVERY segments the newest snapshot lacks (ingest
+        calls it at its end). Call with the write lock held."""
+        if self.snapshot_every <= 0:
+            return None
+        last = snapshot.newest(self.store)
+        if len(self.catalog.applied_segments()) - (last.segments if last else 0) < self.snapshot_every:
+            return None
+        return self.publish_snapshot()
 
     def _apply_with_keyword_worker(self, pending: list[str]) -> None:
         """Apply a long log (a second machine's first sync) with the keyword index built beside
@@ -378,7 +422,7 @@ class Index:
                 folder = self.folder
                 self.forget()
                 shutil.rmtree(folder, ignore_errors=True)  # another process's open files stay readable
-            self.sync()
+            self.sync(from_snapshot=not rebuild)
             self.remove_old_caches()
             self.keyword.compact()
             live = self.catalog.live_vector_set()
@@ -400,6 +444,7 @@ class Index:
         counts = self.catalog.counts()
         chunks = self.store.count_chunks()
         segments = len(self.store.segment_ids())
+        last = snapshot.newest(self.store)
         if stale:
             cache = f"stale: {stale} log segments not applied yet (another process is writing)"
         elif chunks != counts["expected_chunks"]:
@@ -420,6 +465,12 @@ class Index:
             "log_segments": segments,
             "cache": cache,
             "keyword_segments": len(self.keyword.reload().segments),
+            "snapshot": (
+                "none: new machines derive their cache from the whole log"
+                if last is None
+                else f"{last.id} ({last.size / 2**20:.0f} MiB): new machines start from it, "
+                f"{max(segments - last.segments, 0)} log segments newer"
+            ),
             "embedding_model": self.embedder.name,
             "fingerprint": self.fingerprint,
             "collection": self.store.chunks_name,

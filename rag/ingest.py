@@ -67,6 +67,7 @@ class IngestReport:
     chunks_embedded: int = 0
     chunks_deleted: int = 0
     segments_written: int = 0
+    snapshot: dict[str, Any] | None = None  # published for new machines (`Index.publish_snapshot_if_due`)
 
     def public(self) -> dict[str, Any]:
         return {
@@ -86,6 +87,7 @@ class IngestReport:
             "chunks_embedded": self.chunks_embedded,
             "chunks_deleted": self.chunks_deleted,
             "log_segments_written": self.segments_written,
+            "snapshot_published": self.snapshot,
         }
 
 
@@ -146,6 +148,7 @@ class Ingester:
                 raise
             self._flush_keyword(force=True)
             index.catch_up_keyword()
+            self.report.snapshot = index.publish_snapshot_if_due()
         self.progress.close()
         changed = {*self.report.added, *self.report.updated, *self.report.repaired}
         self.report.unchanged = len(self._unchanged - changed)

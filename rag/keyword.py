@@ -364,6 +364,37 @@ class KeywordIndex:
         self.reload()
         self._save(self._merge_policy(list(self.segments), force=True), {})
 
+    def files(self) -> list[str]:
+        """The files of the current manifest, relative to the folder, manifest first (what a
+        snapshot copies). Under the write lock none of them changes."""
+        entries = json.loads(self.manifest.read_text())["segments"] if self.manifest.exists() else []
+        out = ["manifest.json"] if entries else []
+        for entry in entries:
+            out += sorted(f"{entry['name']}/{f.name}" for f in (self.folder / entry["name"]).iterdir() if f.is_file())
+            if entry.get("deleted"):
+                out.append(str(entry["deleted"]))
+        return out
+
+    def adopt(self, source: Path) -> None:
+        """Replace this index by the one in `source` (a downloaded snapshot, on the same disk):
+        its segments move in under new names, then one manifest write publishes them, so a reader
+        sees the old index or the new one, never a mix."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        manifest = source / "manifest.json"
+        entries = json.loads(manifest.read_text())["segments"] if manifest.exists() else []
+        segments: list[Segment] = []
+        deleted_files: dict[str, str] = {}
+        for entry in entries:
+            name = self._new_name()
+            os.replace(source / entry["name"], self.folder / name)
+            deleted = None
+            if entry.get("deleted"):
+                deleted_files[name] = f"del-{name}-adopted.npy"
+                os.replace(source / entry["deleted"], self.folder / deleted_files[name])
+                deleted = np.load(self.folder / deleted_files[name])
+            segments.append(Segment(self.folder / name, deleted))
+        self._save(segments, deleted_files)
+
     def clear(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
         self.folder.mkdir(parents=True, exist_ok=True)

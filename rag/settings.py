@@ -24,6 +24,7 @@ from pydantic import AliasChoices, BaseModel, Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rag.errors import SettingsError
+from rag.index import SNAPSHOT_EVERY
 from rag.resources import asset_dir
 from rag.retrieve import Mode
 
@@ -83,6 +84,12 @@ class IngestSettings(BaseModel):
         ge=1,
         le=100_000,
         description="Papers per ingest batch: one log segment and one write to Chroma each.",
+    )
+    snapshot_every: int = Field(
+        default=SNAPSHOT_EVERY,
+        ge=0,
+        description="Ingest publishes a snapshot of its cache for new machines once the log holds this many "
+        "segments the newest snapshot lacks (0: never; `rag snapshot` publishes one now).",
     )
     progress_seconds: float = Field(
         default=5.0, ge=0, description="Without a terminal, a progress line this often (seconds)."

@@ -5,6 +5,8 @@ Two collections per index, named by the same fingerprint (embedding model + chun
   lives once, in the log, and each machine's catalogue and keyword index are built from there.
   A paper without an abstract has one chunk, the vector of its title.
 - `log_<fp>`: the change log (`rag.changelog`), one record per write batch.
+- `snap_<fp>`: snapshots of a machine's derived cache (`rag.snapshot`), so a new machine need not
+  derive a million papers from the log: file parts, then one manifest record per snapshot.
 
 Every Chroma failure (a server that went away mid-ingest, a refused request) becomes one
 StoreError naming the store, and the work already written stays valid: a re-run completes it.
@@ -59,6 +61,7 @@ class ChromaStore:
         self.location = f"http://{host}:{port}" if host else str(path)
         self.chunks_name = f"chunks_{fingerprint}"
         self.log_name = f"log_{fingerprint}"
+        self.snapshots_name = f"snap_{fingerprint}"
         self._lock = threading.Lock()
         self._handles: _Handles | None = None
         self._client: Any = self._guard(lambda: self._connect(path, host, port), "connect")
@@ -155,11 +158,11 @@ class ChromaStore:
         raise AssertionError("unreachable")
 
     def reset(self) -> None:
-        """Delete both collections (everything this index holds in Chroma)."""
+        """Delete the collections (everything this index holds in Chroma)."""
         names = self._guard(
             lambda: {getattr(c, "name", c) for c in self._client.list_collections()}, "list collections"
         )
-        for name in (self.log_name, self.chunks_name):
+        for name in (self.log_name, self.chunks_name, self.snapshots_name):
             if name in names:
                 self._guard(lambda: self._client.delete_collection(name), f"delete {name}")
         self._handles = None
@@ -265,3 +268,72 @@ class ChromaStore:
         for start in range(0, len(ids), self.batch_size):
             part = list(ids[start : start + self.batch_size])
             self._guard(lambda: self._log.delete(ids=part), "delete log segments")
+
+    # -- snapshots of a derived cache ------------------------------------------------------------
+    def _snapshots_to_write(self) -> Any:
+        return self._guard(
+            lambda: self._client.get_or_create_collection(self.snapshots_name, embedding_function=None),
+            "open the snapshots",
+        )
+
+    def _snapshots(self) -> Any | None:
+        """The snapshots collection; None when no snapshot was ever written (readers never create it)."""
+        found = self._guard(lambda: list(self._client.list_collections()), "list collections")
+        if self.snapshots_name not in {getattr(c, "name", c) for c in found}:
+            return None
+        return self._guard(
+            lambda: self._client.get_collection(self.snapshots_name, embedding_function=None), "open the snapshots"
+        )
+
+    def write_snapshot_parts(self, snapshot: str, parts: Sequence[tuple[str, str]]) -> None:
+        """Parts (id, blob) of a snapshot being written; unread until its manifest is written."""
+        meta = [{"kind": "part", "snapshot": snapshot, "blob": blob} for _, blob in parts]
+        ids = [pid for pid, _ in parts]
+        collection = self._snapshots_to_write()
+        self._guard(
+            lambda: collection.upsert(ids=ids, embeddings=[[0.0]] * len(ids), metadatas=meta), "write a snapshot"
+        )
+
+    def write_snapshot_manifest(self, snapshot: str, manifest: str) -> None:
+        collection = self._snapshots_to_write()
+        meta = {"kind": "manifest", "snapshot": snapshot, "manifest": manifest}
+        self._guard(lambda: collection.upsert(ids=[snapshot], embeddings=[[0.0]], metadatas=[meta]), "write a snapshot")
+
+    def snapshot_manifests(self) -> list[tuple[str, str]]:
+        """(snapshot id, manifest text) of every complete snapshot, oldest first."""
+        collection = self._snapshots()
+        if collection is None:
+            return []
+        got = self._guard(
+            lambda: collection.get(where={"kind": "manifest"}, include=["metadatas"]), "read the snapshots"
+        )
+        return sorted((sid, str(meta["manifest"])) for sid, meta in zip(got["ids"], got["metadatas"]))
+
+    def read_snapshot_parts(self, ids: Sequence[str]) -> list[str | None]:
+        """The blobs of these parts, in this order (None for a part that is gone)."""
+        collection = self._snapshots()
+        if collection is None:
+            return [None] * len(ids)
+        got = self._guard(lambda: collection.get(ids=list(ids), include=["metadatas"]), "read a snapshot")
+        by_id = {pid: str(meta["blob"]) for pid, meta in zip(got["ids"], got["metadatas"])}
+        return [by_id.get(pid) for pid in ids]
+
+    def snapshot_record_ids(self) -> list[str]:
+        """Every record id, parts and manifests (the ids name their snapshot and its time)."""
+        collection = self._snapshots()
+        if collection is None:
+            return []
+        ids: list[str] = []
+        while True:
+            got = self._guard(lambda: collection.get(include=[], limit=10000, offset=len(ids)), "read the snapshots")
+            ids += got["ids"]
+            if len(got["ids"]) < 10000:
+                return ids
+
+    def delete_snapshot_records(self, ids: Sequence[str]) -> None:
+        collection = self._snapshots()
+        if collection is None:
+            return
+        for start in range(0, len(ids), self.batch_size):
+            part = list(ids[start : start + self.batch_size])
+            self._guard(lambda: collection.delete(ids=part), "delete a snapshot")

@@ -110,6 +110,22 @@ def consistent(app: App) -> tuple[int, int]:
     return len(pids), len(ids)
 
 
+def catalogue_rows(app: App) -> list[tuple[object, ...]]:
+    """Every derived catalogue row that does not depend on paper numbers, in a stable order: two
+    machines holding the same log must agree on all of them."""
+    db = app.index.catalog.db
+    papers = db.execute(
+        "SELECT pid, data, abstract_key, title_key, title_head, label_key, venue, year, tracks, decision, version, "
+        "n_chunks, vectors_ok FROM papers ORDER BY pid"
+    ).fetchall()
+    authors = db.execute(
+        "SELECT p.pid, a.key, a.name FROM authors a JOIN papers p USING (pno) ORDER BY 1, 2"
+    ).fetchall()
+    names = db.execute("SELECT p.pid, n.key FROM names n JOIN papers p USING (pno) ORDER BY 1, 2").fetchall()
+    facets = db.execute("SELECT field, value, n FROM facets WHERE n > 0 ORDER BY 1, 2").fetchall()
+    return [*papers, *authors, *names, *facets]
+
+
 @pytest.fixture
 def chroma_process(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
     """A real `chroma run` on 127.0.0.1 with its own data folder: the process (a test may kill

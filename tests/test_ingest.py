@@ -16,7 +16,17 @@ from rag.app import App
 from rag.catalog import Filters
 from rag.errors import NothingReadError
 from rag.settings import Settings
-from tests.conftest import DATA, HASH, ROOT, SAMPLE, consistent, hash_app, run_rag, shared_data_or_skip
+from tests.conftest import (
+    DATA,
+    HASH,
+    ROOT,
+    SAMPLE,
+    catalogue_rows,
+    consistent,
+    hash_app,
+    run_rag,
+    shared_data_or_skip,
+)
 
 
 def _jsonl(path: Path, records: list[dict[str, object]]) -> Path:
@@ -560,20 +570,6 @@ def test_status_counts_in_one_pass_agree_with_counting_each(sample_app: App) -> 
     db.rollback()
 
 
-def _catalogue_rows(app: App) -> list[tuple[object, ...]]:
-    db = app.index.catalog.db
-    papers = db.execute(
-        "SELECT pid, data, abstract_key, title_key, title_head, label_key, venue, year, tracks, decision, version, "
-        "n_chunks, vectors_ok FROM papers ORDER BY pid"
-    ).fetchall()
-    authors = db.execute(
-        "SELECT p.pid, a.key, a.name FROM authors a JOIN papers p USING (pno) ORDER BY 1, 2"
-    ).fetchall()
-    names = db.execute("SELECT p.pid, n.key FROM names n JOIN papers p USING (pno) ORDER BY 1, 2").fetchall()
-    facets = db.execute("SELECT field, value, n FROM facets WHERE n > 0 ORDER BY 1, 2").fetchall()
-    return [*papers, *authors, *names, *facets]
-
-
 def test_a_long_log_derived_on_a_fresh_cache_equals_the_writers_catalogue(tmp_path: Path) -> None:
     """A second machine's first sync applies a long log in few transactions (`Catalog.bulk_load`),
     with the keyword index built beside it. Later segments edit, remove and add copies of papers
@@ -608,7 +604,7 @@ def test_a_long_log_derived_on_a_fresh_cache_equals_the_writers_catalogue(tmp_pa
     (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in edited), encoding="utf-8")
     writer.ingest([tmp_path / "a.jsonl"], progress=False)
     assert len(writer.index.store.segment_ids()) >= 2 * PARALLEL_KEYWORD_SEGMENTS
-    expected = _catalogue_rows(writer)
+    expected = catalogue_rows(writer)
     assert any(r[0] == "P3" and "Revised" in str(r[1]) for r in expected)  # the edit landed
     assert not any(r[0] == "P1" for r in expected if len(r) == 13)  # P1 left a.jsonl and b never listed it
 
@@ -617,7 +613,7 @@ def test_a_long_log_derived_on_a_fresh_cache_equals_the_writers_catalogue(tmp_pa
     shutil.rmtree(copy / "cache")
     reader = hash_app(copy)
     hits = reader.search("Kal3", k=3, mode="keyword").hits
-    assert _catalogue_rows(reader) == expected
+    assert catalogue_rows(reader) == expected
     assert hits and hits[0].paper.id == "P3" and "Revised" in hits[0].paper.abstract
     writer.compact()  # keyword statistics count deleted documents until their segments merge (as Lucene's do)
     reader.compact()
