@@ -82,7 +82,7 @@ class IngestSettings(BaseModel):
     ingest_batch: int = Field(
         default=2000,
         ge=1,
-        le=100_000,
+        le=20_000,  # 20,000 synthetic papers make a 9.5 MB segment; a Chroma server refuses requests of about 42 MB
         description="Papers per ingest batch: one log segment and one write to Chroma each.",
     )
     snapshot_every: int = Field(

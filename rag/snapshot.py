@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 
 FORMAT = 1
 PART_BYTES = 4 << 20  # raw bytes per part: about 1.9 MB stored, like a log segment
-PAGE_PARTS = 8  # parts per Chroma request
+PAGE_PARTS = 4  # parts per Chroma request: at most 22 MB of base64 (the server refuses about 42 MB)
 ORPHAN_GRACE_NS = 3600 * 10**9  # parts of a snapshot still being written elsewhere are kept this long
 _NAME = re.compile(r"(catalog\.sqlite|keyword/[A-Za-z0-9_-][A-Za-z0-9_.-]*(/[A-Za-z0-9_-][A-Za-z0-9_.-]*)?)")
 _ID = re.compile(r"^snap-(\d{20})-[0-9a-f]{6}")

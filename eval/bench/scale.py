@@ -311,6 +311,7 @@ def bench(n: int, mode: str, work: Path, keep: bool) -> dict[str, Any]:
     if not extra.exists():
         synth(extra, 1000, start=50_000_000)
     env = {**os.environ, "RAG_EMBEDDER": "hash", "RAG_HOME": str(folder / "home"), "PYTHONPATH": str(ROOT)}
+    env["RAG_SNAPSHOT_EVERY"] = "0"  # ingest figures without publishing; `rag snapshot` is timed on its own
     server = None
     if mode == "server":
         server = ChromaServer(folder / "server")
@@ -380,6 +381,15 @@ def bench(n: int, mode: str, work: Path, keep: bool) -> dict[str, Any]:
             other = {**env, "RAG_HOME": str(folder / "home-2")}
             second = rag("search", "graph neural network robustness", "--json", env=other)
             row["second_machine_first_search_s"], row["second_machine_rss_mib"] = second["s"], second["rss_mib"]
+            published = rag("snapshot", "--json", env=env)
+            row["snapshot_publish_s"], row["snapshot_publish_rss_mib"] = published["s"], published["rss_mib"]
+            with contextlib.suppress(ValueError, IndexError):
+                row["snapshot"] = json.loads(published["stdout"])
+            third = rag(
+                "search", "graph neural network robustness", "--json", env={**env, "RAG_HOME": str(folder / "home-3")}
+            )
+            row["snapshot_machine_first_search_s"], row["snapshot_machine_rss_mib"] = third["s"], third["rss_mib"]
+            row["snapshot_machine_same_hits"] = third["stdout"] == second["stdout"]
             row["server_peak_rss_mib"] = server.peak_rss_mib()
     finally:
         if server:
@@ -404,6 +414,8 @@ def table(rows: list[dict[str, Any]]) -> str:
         ("search_cold_s", "search cold s"),
         ("search_cold_rss_mib", "search MiB"),
         ("second_machine_first_search_s", "2nd machine s"),
+        ("snapshot_publish_s", "publish snapshot s"),
+        ("snapshot_machine_first_search_s", "2nd machine from snapshot s"),
     ]
     lines = [
         "| " + " | ".join(c[1] for c in cols) + " | hybrid p50/p95 ms | filtered p95 ms |",
