@@ -67,10 +67,10 @@ def newest(store: ChromaStore) -> Manifest | None:
     for sid, text in reversed(store.snapshot_manifests()):
         try:
             body = json.loads(text)
-        except ValueError:
-            continue
-        if body.get("format") == FORMAT and body.get("schema") == SCHEMA_VERSION and body.get("log") == store.log_id:
-            return Manifest(sid, int(body["segments"]), list(body["files"]))
+            if body["format"] == FORMAT and body["schema"] == SCHEMA_VERSION and body["log"] == store.log_id:
+                return Manifest(sid, int(body["segments"]), [dict(f) for f in body["files"]])
+        except (ValueError, KeyError, TypeError) as err:
+            log.warning("snapshot %s has an unreadable manifest (%s): skipped", sid, err)
     return None
 
 
@@ -119,15 +119,19 @@ def publish(store: ChromaStore, catalog: Catalog, keyword: KeywordIndex, scratch
 
 def restore(store: ChromaStore, catalog: Catalog, keyword: KeywordIndex, scratch: Path) -> dict[str, Any] | None:
     """Make this machine's (empty) cache the newest snapshot; None when there is none. Raises
-    SnapshotError, StoreError or OSError when it cannot be used, leaving the cache empty. Call with
-    the write lock held."""
+    SnapshotError, StoreError or OSError when it cannot be used: the cache is then left empty, or,
+    if only the keyword segments failed, with the restored catalogue marked for keyword indexing
+    again. Call with the write lock held."""
     manifest = newest(store)
     if manifest is None:
         return None
     for entry in manifest.files:
-        name = str(entry["name"])
+        name = str(entry.get("name"))
         if not _NAME.fullmatch(name):
             raise SnapshotError(f"snapshot {manifest.id} names a file {name!r} outside the cache")
+        parts = entry.get("parts")
+        if not isinstance(parts, list) or not all(isinstance(p, list) and len(p) == 3 for p in parts):
+            raise SnapshotError(f"snapshot {manifest.id} lists the parts of {name} in an unknown form")
     started = time.perf_counter()
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True)

@@ -134,6 +134,8 @@ def test_a_snapshot_of_another_schema_or_log_is_not_used(tmp_path: Path) -> None
     body = json.loads(store.snapshot_manifests()[-1][1])
     for n, change in enumerate(({"schema": body["schema"] + 1}, {"log": "another-log"}, {"format": 99})):
         store.write_snapshot_manifest(good["snapshot"][:-6] + f"fffff{n}", json.dumps({**body, **change}))
+    store.write_snapshot_manifest(good["snapshot"][:-6] + "ffffff", "{not json")
+    store.write_snapshot_manifest(good["snapshot"][:-6] + "fffffe", json.dumps({"format": body["format"]}))
     found = newest(store)
     assert found is not None and found.id == good["snapshot"]
 
