@@ -11,6 +11,7 @@ import logging
 import shutil
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -108,17 +109,21 @@ def test_a_damaged_snapshot_is_abandoned_for_the_log(tmp_path: Path, caplog: pyt
     assert catalogue_rows(reader) == catalogue_rows(writer)
 
 
-def test_a_snapshot_naming_files_outside_the_cache_is_refused(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    writer = hash_app(home, ingest_batch=10, snapshot_every=0)
+def _published(tmp_path: Path) -> tuple[App, str, dict[str, Any]]:
+    """A local index of 12 segments with one snapshot: the writer, the snapshot's id and manifest."""
+    writer = hash_app(tmp_path / "home", ingest_batch=10, snapshot_every=0)
     writer.ingest([_write(tmp_path / "a.jsonl", _records(120))], progress=False)
     good = writer.snapshot()
+    return writer, good["snapshot"], json.loads(writer.index.store.snapshot_manifests()[-1][1])
+
+
+def test_a_snapshot_naming_files_outside_the_cache_is_refused(tmp_path: Path) -> None:
+    writer, good, body = _published(tmp_path)
     store = writer.index.store
-    body = json.loads(store.snapshot_manifests()[-1][1])
     body["files"].append({"name": "keyword/../../../../escaped", "size": 3, "parts": body["files"][0]["parts"][:1]})
-    hostile = good["snapshot"][:-6] + "ffffff"  # sorts after the good one: the newest
+    hostile = good[:-6] + "ffffff"  # sorts after the good one: the newest
     store.write_snapshot_manifest(hostile, json.dumps(body))
-    reader = _fresh_machine(home, tmp_path, "reader")
+    reader = _fresh_machine(tmp_path / "home", tmp_path, "reader")
     assert reader.search("Zor7", k=1, mode="keyword").hits[0].paper.id == "S7"
     assert reader.index.restored is None
     assert not list(tmp_path.rglob("escaped"))
@@ -126,18 +131,14 @@ def test_a_snapshot_naming_files_outside_the_cache_is_refused(tmp_path: Path) ->
 
 
 def test_a_snapshot_of_another_schema_or_log_is_not_used(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    writer = hash_app(home, ingest_batch=10, snapshot_every=0)
-    writer.ingest([_write(tmp_path / "a.jsonl", _records(120))], progress=False)
-    good = writer.snapshot()
+    writer, good, body = _published(tmp_path)
     store = writer.index.store
-    body = json.loads(store.snapshot_manifests()[-1][1])
     for n, change in enumerate(({"schema": body["schema"] + 1}, {"log": "another-log"}, {"format": 99})):
-        store.write_snapshot_manifest(good["snapshot"][:-6] + f"fffff{n}", json.dumps({**body, **change}))
-    store.write_snapshot_manifest(good["snapshot"][:-6] + "ffffff", "{not json")
-    store.write_snapshot_manifest(good["snapshot"][:-6] + "fffffe", json.dumps({"format": body["format"]}))
+        store.write_snapshot_manifest(good[:-6] + f"fffff{n}", json.dumps({**body, **change}))
+    store.write_snapshot_manifest(good[:-6] + "ffffff", "{not json")
+    store.write_snapshot_manifest(good[:-6] + "fffffe", json.dumps({"format": body["format"]}))
     found = newest(store)
-    assert found is not None and found.id == good["snapshot"]
+    assert found is not None and found.id == good
 
 
 def test_a_catalogue_replaced_by_a_snapshot_is_seen_by_connections_already_open(tmp_path: Path) -> None:
