@@ -235,6 +235,15 @@ def merge_segments(segments: list[Segment], folder: Path) -> None:
     )
 
 
+def _inside(folder: Path, name: object) -> Path:
+    """`folder / name` for a name a manifest gives, which must be an entry of the folder itself: a
+    downloaded manifest must not move files in from anywhere else. Raises ValueError."""
+    path = folder / str(name)
+    if not isinstance(name, str) or "/" in name or name in ("", ".", "..") or not path.exists():
+        raise ValueError(f"keyword manifest in {folder} names {name!r}, which is not one of its entries")
+    return path
+
+
 class KeywordIndex:
     """The segments named by `manifest.json` in a folder. Readers reopen when the manifest
     changes; writers (holding the index's write lock) add, delete, merge and rewrite it
@@ -386,11 +395,11 @@ class KeywordIndex:
         deleted_files: dict[str, str] = {}
         for entry in entries:
             name = self._new_name()
-            os.replace(source / entry["name"], self.folder / name)
+            os.replace(_inside(source, entry["name"]), self.folder / name)
             deleted = None
             if entry.get("deleted"):
                 deleted_files[name] = f"del-{name}-adopted.npy"
-                os.replace(source / entry["deleted"], self.folder / deleted_files[name])
+                os.replace(_inside(source, entry["deleted"]), self.folder / deleted_files[name])
                 deleted = np.load(self.folder / deleted_files[name])
             segments.append(Segment(self.folder / name, deleted))
         self._save(segments, deleted_files)

@@ -130,6 +130,31 @@ def test_a_snapshot_naming_files_outside_the_cache_is_refused(tmp_path: Path) ->
     assert catalogue_rows(reader) == catalogue_rows(writer)
 
 
+def test_a_keyword_manifest_naming_files_outside_the_snapshot_moves_nothing(tmp_path: Path) -> None:
+    """The keyword manifest inside a snapshot names the segments to move into the cache: a name
+    that climbs out of the download must not bring a file in from elsewhere."""
+    from rag.snapshot import _pack
+
+    writer, good, body = _published(tmp_path)
+    store = writer.index.store
+    entry = next(f for f in body["files"] if f["name"] == "keyword/manifest.json")
+    hostile_manifest = json.dumps({"segments": [{"name": "../../victim", "deleted": None}]}).encode()
+    blob, crc = _pack(hostile_manifest)
+    part = good[:-6] + "ffffff-f99999-0000000"
+    store.write_snapshot_parts(good[:-6] + "ffffff", [(part, blob)])
+    entry.update(size=len(hostile_manifest), parts=[[part, len(hostile_manifest), crc]])
+    store.write_snapshot_manifest(good[:-6] + "ffffff", json.dumps(body))
+    reader = _fresh_machine(tmp_path / "home", tmp_path, "reader")
+    victim = reader.index.folder / "victim"  # where "../../victim" points from the download
+    victim.mkdir(parents=True)
+    (victim / "keep.txt").write_text("mine")
+    assert reader.search("Zor7", k=1, mode="keyword").hits[0].paper.id == "S7"
+    assert (victim / "keep.txt").read_text() == "mine"
+    assert reader.index.restored is None
+    assert catalogue_rows(reader) == catalogue_rows(writer)
+    assert len(reader.index.keyword) == len(writer.index.keyword)  # indexed again from the catalogue
+
+
 def test_a_snapshot_of_another_schema_or_log_is_not_used(tmp_path: Path) -> None:
     writer, good, body = _published(tmp_path)
     store = writer.index.store
