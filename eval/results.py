@@ -26,6 +26,7 @@ class ItemResult:
     retrieved: list[str] = field(default_factory=list)  # a 10-paper search for the (condensed) question
     fact_hit: bool | None = None  # None when the item states no fact or is unanswerable
     judge_correct: bool | None = None
+    confidence: float | None = None  # the answer's relevance: how sure it is that the sources answer
 
     @property
     def cited_ids(self) -> list[str]:

@@ -128,6 +128,7 @@ def run_item(app: App, item: Item, retrieval_only: bool, judge: Judge | None) ->
         result.query = answer.query
         result.answer = answer.text
         result.abstained = answer.abstained
+        result.confidence = getattr(answer, "confidence", None)
         result.cited = [(c.paper.id, c.supported) for c in answer.citations]
         result.claims = len(answer.claims)
         result.unsupported = sum(1 for c in answer.claims if not c.supported)

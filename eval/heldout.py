@@ -1,0 +1,257 @@
+"""Train / validation / test side by side: `python -m eval.heldout --home NAME=PATH ... [--split ...]`.
+
+Runs every held-out source on the index it belongs to and prints, per source and kind of question,
+retrieval (Recall@5, nDCG@10), answers (gold cited, gold cited when the search found it in its top
+5, fact stated, precision of the cited papers against the gold) and abstention (false abstentions
+on answerable items, abstentions on unanswerable ones), one column per split. Test items are run
+and aggregated but never printed or stored one by one: nobody reads the test split question by
+question (`--show-test` exists for the final report's failure classes only, not for tuning).
+
+Indexes (`--home NAME=PATH`, a RAG_HOME each; a source whose index is not given is skipped):
+- `sample`: the bundled sample (`rag ingest`);
+- `conf`: the seeds plus both shared lists;
+- `conf-removed`: `conf` with the papers of `eval/generated/conf_removed_ids.txt` removed;
+- `scifact`: SciFact's corpus; `scifact-removed`: without `scifact_removed_ids.txt`.
+`python -m eval.build_heldout` writes the generated sets and the id lists first."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from eval import metrics as m
+from eval.dataset import Item, load_items
+from eval.results import ItemResult
+from eval.runner import Config, parse_config, run_item
+from eval.splits import SPLITS, split_of
+
+ROOT = Path(__file__).resolve().parent
+HANDWRITTEN = ROOT / "datasets"
+HELDOUT = ROOT / "datasets" / "heldout"
+GENERATED = ROOT / "generated"
+
+
+@dataclass(frozen=True)
+class Source:
+    """One dataset file asked of one index. `split` fixes the split of every item (the old
+    hand-written sets, tuned on for waves, are all `train`); else each item's own `split`."""
+
+    name: str
+    index: str
+    path: Path
+    split: str = ""
+
+
+SOURCES = (
+    Source("sample-written", "sample", HELDOUT / "sample_w7.jsonl"),
+    *(Source(f"conf-written-w{n}", "conf", HELDOUT / f"conf_w{n}.jsonl") for n in range(1, 7)),
+    Source("conf-mechanical", "conf", GENERATED / "conf_mechanical.jsonl"),
+    Source("conf-removed", "conf-removed", GENERATED / "conf_removed.jsonl"),
+    Source("scifact", "scifact", GENERATED / "scifact.jsonl"),
+    Source("scifact-removed", "scifact-removed", GENERATED / "scifact_removed.jsonl"),
+    Source("sample-dev", "sample", HANDWRITTEN / "dev.jsonl", "train"),
+    Source("conf-dev-big", "conf", HANDWRITTEN / "dev_big.jsonl", "train"),
+    Source("conf-big", "conf", HANDWRITTEN / "big.jsonl", "train"),
+    Source("conf-big-holdout", "conf", HANDWRITTEN / "big_holdout.jsonl", "train"),
+    Source("conf-big-holdout2", "conf", HANDWRITTEN / "big_holdout2.jsonl", "train"),
+)
+
+
+def item_split(item: Item, raw: dict[str, Any], source: Source) -> str:
+    """The item's split: fixed by its source, written in the item, else keyed by its first gold
+    paper (all questions about one paper share a split) or its id."""
+    if source.split:
+        return source.split
+    if raw.get("split") in SPLITS:
+        return str(raw["split"])
+    return split_of(sorted(item.gold_ids)[0] if item.gold_ids else f"{source.name}:{item.id}")
+
+
+def raw_records(path: Path) -> dict[str, dict[str, Any]]:
+    out = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.strip():
+            record = json.loads(line)
+            out[str(record.get("id", number))] = record
+    return out
+
+
+@dataclass
+class Row:
+    """One evaluated item with where it came from."""
+
+    source: str
+    split: str
+    kind: str
+    result: ItemResult
+    confidence: float | None
+
+
+def family(source: str) -> str:
+    """Sources are reported by family: the six writers' files together, the old sets together."""
+    if source.startswith("conf-written"):
+        return "conf-written"
+    if source in ("conf-dev-big", "conf-big", "conf-big-holdout", "conf-big-holdout2"):
+        return "conf-old"
+    return source
+
+
+def found_top5(r: ItemResult) -> bool:
+    return bool(set(r.retrieved[:5]) & set(r.gold_ids))
+
+
+def cited_gold(r: ItemResult) -> bool:
+    return bool(set(r.cited_ids) & set(r.gold_ids))
+
+
+def scores(rows: Sequence[Row]) -> dict[str, float]:
+    """The figures of one cell: retrieval, answers and abstention over `rows`."""
+    results = [row.result for row in rows]
+    answerable = [r for r in results if r.answerable and r.gold_ids]
+    answered = [r for r in results if r.answer is not None]
+    found = [r for r in answerable if r.answer is not None and found_top5(r)]
+    cites = [(pid, r.gold_ids) for r in answered if r.answerable and r.gold_ids for pid in r.cited_ids]
+    facts = [r.fact_hit for r in answered if r.fact_hit is not None]
+    return {
+        "n": float(len(results)),
+        "recall@5": m.mean(m.recall_at_k(r.retrieved, r.gold_ids, 5) for r in answerable) if answerable else math.nan,
+        "ndcg@10": m.mean(m.ndcg_at_k(r.retrieved, r.gold_ids, 10) for r in answerable) if answerable else math.nan,
+        "cited": m.rate([cited_gold(r) for r in answerable if r.answer is not None]),
+        "cited|found": m.rate([cited_gold(r) for r in found]),
+        "fact": m.rate([bool(f) for f in facts]),
+        "precision": (sum(1 for pid, gold in cites if pid in gold) / len(cites)) if cites else math.nan,
+        "false_abstention": m.rate([bool(r.abstained) for r in answered if r.answerable]),
+        "abstained": m.rate([bool(r.abstained) for r in answered if not r.answerable]),
+    }
+
+
+COLUMNS = (
+    ("n", "{:.0f}"),
+    ("recall@5", "{:.3f}"),
+    ("ndcg@10", "{:.3f}"),
+    ("cited", "{:.3f}"),
+    ("cited|found", "{:.3f}"),
+    ("fact", "{:.3f}"),
+    ("precision", "{:.3f}"),
+    ("false_abstention", "{:.3f}"),
+    ("abstained", "{:.3f}"),
+)
+
+
+def table(rows: Sequence[Row], splits: Sequence[str]) -> list[dict[str, Any]]:
+    """Per family and kind, and per family overall: the figures of each split."""
+    groups: dict[tuple[str, str], list[Row]] = defaultdict(list)
+    for row in rows:
+        groups[(family(row.source), row.kind or "-")].append(row)
+        groups[(family(row.source), "ALL")].append(row)
+    out = []
+    for (fam, kind), members in sorted(groups.items(), key=lambda g: (g[0][0], g[0][1] != "ALL", g[0][1])):
+        entry: dict[str, Any] = {"family": fam, "kind": kind}
+        for split in splits:
+            entry[split] = scores([r for r in members if r.split == split])
+        out.append(entry)
+    return out
+
+
+def render(entries: list[dict[str, Any]], splits: Sequence[str]) -> str:
+    """A Markdown table: one row per family and kind, each metric as train / validation / test."""
+    short = {"train": "tr", "validation": "va", "test": "te"}
+    head = "| family | kind | " + " | ".join(f"{name} ({'/'.join(short[s] for s in splits)})" for name, _ in COLUMNS)
+    lines = [head + " |", "|" + "---|" * (len(COLUMNS) + 2)]
+    for entry in entries:
+        cells = []
+        for name, fmt in COLUMNS:
+            values = [entry[s][name] for s in splits]
+            cells.append(" / ".join("–" if math.isnan(v) else fmt.format(v) for v in values))
+        lines.append(f"| {entry['family']} | {entry['kind']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def run_source(
+    source: Source, home: Path, splits: Iterable[str], config: Config, progress: bool
+) -> tuple[list[Row], list[str]]:
+    """Ask every item of the source in the wanted splits of its index."""
+    os.environ["RAG_HOME"] = str(home)
+    from rag.app import App
+    from rag.settings import Settings
+
+    app = App(config.settings(Settings()))
+    catalog = app.index.load().catalog
+    items, errors = load_items(source.path, catalog)
+    raw = raw_records(source.path)
+    wanted = set(splits)
+    rows: list[Row] = []
+    todo = [(i, item_split(i, raw.get(i.id, {}), source)) for i in items]
+    todo = [(i, s) for i, s in todo if s in wanted]
+    started = time.perf_counter()
+    for n, (item, split) in enumerate(todo, start=1):
+        result = run_item(app, item, False, None)
+        rows.append(Row(source.name, split, item.kind, result, result.confidence))
+        if progress and (n % 50 == 0 or n == len(todo)):
+            rate = n / (time.perf_counter() - started)
+            print(f"  {source.name}: {n}/{len(todo)} ({rate:.1f}/s)", file=sys.stderr)
+    return rows, [str(e) for e in errors]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--home", action="append", default=[], help="NAME=PATH: the RAG_HOME of an index")
+    parser.add_argument("--split", action="append", choices=SPLITS, help="splits to run (default: all three)")
+    parser.add_argument("--source", action="append", help="only these sources (default: every one with an index)")
+    parser.add_argument("--config", default="", help="settings overrides, as `rag eval --config`")
+    parser.add_argument("--out", type=Path, help="write results.json and report.md here")
+    parser.add_argument("--show-test", action="store_true", help="also store test items one by one (final report)")
+    parser.add_argument("--quiet", action="store_true")
+    args = parser.parse_args(argv)
+    homes = dict(h.split("=", 1) for h in args.home)
+    splits = [s for s in SPLITS if s in (args.split or SPLITS)]
+    config = parse_config(args.config) if args.config else Config("current")
+    rows: list[Row] = []
+    skipped: dict[str, list[str]] = {}
+    for source in SOURCES:
+        if args.source and source.name not in args.source and family(source.name) not in args.source:
+            continue
+        if source.index not in homes or not source.path.exists():
+            continue
+        got, errors = run_source(source, Path(homes[source.index]), splits, config, not args.quiet)
+        rows += got
+        if errors:
+            skipped[source.name] = errors
+    entries = table(rows, splits)
+    text = render(entries, splits)
+    print(text)
+    for name, errors in skipped.items():
+        print(f"{name}: {len(errors)} items skipped (first: {errors[0]})", file=sys.stderr)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "report.md").write_text(text + "\n", encoding="utf-8")
+        kept = [r for r in rows if r.split != "test" or args.show_test]
+        (args.out / "results.json").write_text(
+            json.dumps(
+                {
+                    "config": {"name": config.name, "overrides": config.overrides},
+                    "table": entries,
+                    "skipped": skipped,
+                    "items": [
+                        {"source": r.source, "split": r.split, "confidence": r.confidence, **r.result.to_dict()}
+                        for r in kept
+                    ],
+                },
+                indent=1,
+                default=str,
+            ),
+            encoding="utf-8",
+        )
+
+
+if __name__ == "__main__":
+    main()
