@@ -12,18 +12,27 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rag.answer import Answerer, AnswerPipeline, ExtractiveAnswerer, LLMAnswerer, Verifier
+from rag.answer import AnswerPipeline, LLMAnswerer, Verifier
 from rag.catalog import Filters
+from rag.catalogue import CatalogueAnswerer, matching
 from rag.chat import ChatSession
 from rag.chunk import Chunker
 from rag.cite import SupportChecker
+from rag.compose import ExtractiveAnswerer
 from rag.embed import Embedder, EmbedPool, HashEmbedder, LocalEmbedder
 from rag.errors import NothingReadError
 from rag.index import Index
 from rag.ingest import Ingester, IngestReport
+from rag.keyword import TOKENIZE
+from rag.logistic import LogisticModel
 from rag.progress import Progress
 from rag.readers import Reading, ReadOptions
-from rag.retrieve import Mode, Retriever, SearchResult
+from rag.relevance import MODEL_FILE as RELEVANCE_MODEL
+from rag.relevance import Relevance
+from rag.retrieve import Fusion, Mode, Retriever, SearchResult
+from rag.route import Router
+from rag.sentences import MODEL_FILE as SENTENCE_MODEL
+from rag.sentences import SentenceScorer
 from rag.settings import Settings
 from rag.store import ChromaStore
 from rag.types import Answer, Paper
@@ -99,7 +108,9 @@ class App:
 
     @cached_property
     def retriever(self) -> Retriever:
-        return Retriever(self.index, self.settings.candidates, self.settings.rrf_k, self.settings.mode)
+        return Retriever(
+            self.index, self.settings.candidates, self.settings.mode, Fusion(dense=self.settings.dense_weight)
+        )
 
     @cached_property
     def chat_model(self) -> ChatModel | None:
@@ -111,15 +122,29 @@ class App:
 
     @cached_property
     def pipeline(self) -> AnswerPipeline:
+        from rag.tools import PaperTools
+
         s = self.settings
         model = self.chat_model
-        answerer: Answerer = LLMAnswerer(model, s.context_tokens) if model else ExtractiveAnswerer()
+        llm = LLMAnswerer(model, s.context_tokens, PaperTools(self)) if model else None
         verifier = Verifier(model) if model and s.llm_verify else None
         checker = SupportChecker(self.embedder, s.support_threshold)
+        relevance = Relevance(
+            checker.vectors,
+            LogisticModel.load(RELEVANCE_MODEL, "paper"),
+            LogisticModel.load(RELEVANCE_MODEL, "answerable"),
+            TOKENIZE,
+            lambda terms: self.index.load().keyword.frequencies(terms),
+            s.abstain_threshold,
+        )
         return AnswerPipeline(
             self.retriever,
-            answerer,
+            relevance,
             checker,
+            Router.load(),
+            CatalogueAnswerer(TOKENIZE),
+            ExtractiveAnswerer(SentenceScorer(LogisticModel.load(SENTENCE_MODEL), TOKENIZE)),
+            llm,
             s.k,
             s.max_question_chars,
             verifier,
@@ -225,7 +250,7 @@ class App:
         found = loaded.catalog.lookup(query, filters, limit)
         if query.strip() and len(found) < limit:
             allowed = loaded.catalog.allowed(filters)
-            mentions = Retriever.keyword(loaded, query, limit, allowed)
+            mentions = [pid for pid, _ in Retriever.keyword(loaded, query, limit, allowed)]
             seen = {p.id for p in found}
             extra = loaded.catalog.get_many([pid for pid in mentions if pid not in seen])
             found += [extra[pid] for pid in mentions if pid in extra][: limit - len(found)]
@@ -233,6 +258,10 @@ class App:
 
     def paper(self, paper_id: str) -> Paper | None:
         return self.index.load().catalog.get(paper_id)
+
+    def papers_matching(self, filters: Filters = Filters(), topic: str = "") -> tuple[list[Paper], int]:
+        """Papers passing the filters that mention every topic word, and how many pass the filters."""
+        return matching(self.index.load().catalog, filters, topic, TOKENIZE)
 
     def facets(self) -> dict[str, list[str]]:
         """Distinct venues, years, tracks and decisions, for filter menus."""

@@ -1,13 +1,13 @@
 """Multi-turn chat: a history window, follow-up questions rewritten into standalone queries, and
 citations kept per turn (each turn owns its Answer; numbers never leak across turns).
 
-Rewriting: with an LLM, the `condense` prompt. Without one, a documented heuristic: a follow-up
-that names no paper of the catalogue (`Catalog.papers_named_in`: a label, a title, a coined
-name) is about the previous turn's subject, so the query carries that subject: the labels of the
-papers the previous answer cited (or retrieved, if it abstained) and the coined names of the
-previous question. The original question is still what the answer is built for; only retrieval
-sees the carried subject. The previous answer's papers are also handed to the pipeline as the
-conversation's context, so "Who are its authors?" is answered from the catalogue."""
+A question is condensed with its history only when it refers back (`Query.refers_back`: "it",
+"its authors", "that paper", or no subject of its own: "How much better?"); a self-contained new
+question is searched as asked, so "Which papers use graph neural networks?" after a question about
+one paper is not turned into a search for that paper. Rewriting: with an LLM, the `condense`
+prompt; without one, the query carries the previous turn's subject (the titles of the papers the
+previous answer cited, else retrieved). The previous answer's papers are also handed to the
+pipeline as the conversation's context, so "Who are its authors?" is answered from the catalogue."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from rag.answer import AnswerPipeline, OnToken
 from rag.catalog import Catalog, Filters
 from rag.chatmodel import ChatModel, Usage
 from rag.prompts import load
-from rag.text import names_in
 from rag.types import Answer, Paper
 
 
@@ -27,23 +26,15 @@ class Turn:
     answer: Answer
 
 
-def names_a_paper(question: str, catalog: Catalog) -> bool:
-    """True when the question names a catalogued paper (its label, title or a coined name)."""
-    return bool(catalog.papers_named_in(question))
-
-
 def subject_papers(answer: Answer) -> list[Paper]:
     """What a turn was about: the papers it cited, else the papers it listed as related, else the
     best retrieved one."""
     return [c.paper for c in answer.citations] or list(answer.related) or [h.paper for h in answer.sources[:1]]
 
 
-def heuristic_condense(question: str, history: list[Turn], catalog: Catalog) -> str:
-    if not history or names_a_paper(question, catalog):
-        return question
-    last = history[-1].answer
-    subject = [p.title or p.label for p in subject_papers(last)[:3]]
-    subject += sorted(names_in(history[-1].question))
+def heuristic_condense(question: str, history: list[Turn]) -> str:
+    """The question with the previous turn's subject: the titles of the papers it was about."""
+    subject = [p.title or p.label for p in subject_papers(history[-1].answer)[:2]]
     carried = [s for s in dict.fromkeys(subject) if s and s.lower() not in question.lower()]
     return f"{question} ({'; '.join(carried)})" if carried else question
 
@@ -61,7 +52,7 @@ class ChatSession:
         if not history:
             return question
         if self.model is None:
-            return heuristic_condense(question, history, self.catalog)
+            return heuristic_condense(question, history)
         prompt = load("condense", frozenset({"history", "question"}))
         lines = []
         for turn in history:
@@ -84,9 +75,13 @@ class ChatSession:
     ) -> Answer:
         question = self.pipeline.validate(question)
         usage = Usage()
-        query = self.condense(question, usage)
-        context = subject_papers(self.turns[-1].answer) if self.turns and self.max_turns else []
-        answer = self.pipeline.answer(question, query=query, filters=filters, k=k, on_token=on_token, context=context)
+        q = self.pipeline.read(question)
+        follows = bool(self.turns and self.max_turns and q.refers_back)
+        query = self.condense(question, usage) if follows else question
+        context = subject_papers(self.turns[-1].answer) if follows else []
+        answer = self.pipeline.answer(
+            question, query=query, filters=filters, k=k, on_token=on_token, context=context, q=q
+        )
         if usage.calls:
             for key, value in usage.public().items():
                 answer.usage[key] = answer.usage.get(key, 0) + value

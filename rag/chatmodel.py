@@ -5,11 +5,30 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from rag.chunk import count_tokens
+from rag.errors import LLMError
 
-Message = dict[str, str]
+Message = dict[str, Any]  # role, content; an assistant turn may carry tool_calls, a tool turn tool_call_id
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A function call the model asks for: its id (echoed back with the result), the tool's name
+    and its arguments as the JSON text the model wrote."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def message(self) -> dict[str, Any]:
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+
+class ToolsUnsupported(LLMError):
+    """The endpoint refused a request because it carried tools (a model or server without function
+    calling): the caller asks again without them."""
 
 
 @dataclass
@@ -42,7 +61,20 @@ class ChatModel(Protocol):
 
     def complete(self, messages: list[Message], usage: Usage, max_tokens: int | None = None) -> str: ...
 
+    def stream_turn(
+        self, messages: list[Message], tools: list[dict[str, Any]], usage: Usage, max_tokens: int | None = None
+    ) -> Iterator[str | ToolCall]:
+        """Text pieces as they come, then the tool calls the model made (if any), whole. Raises
+        ToolsUnsupported when the endpoint refuses the tools."""
+        ...
+
 
 def message_tokens(messages: list[Message]) -> int:
     """Tokens of a chat prompt: contents plus the ~4 tokens of framing per message."""
-    return sum(count_tokens(m["content"]) + 4 for m in messages) + 2
+    return (
+        sum(
+            count_tokens(str(m.get("content") or "")) + count_tokens(str(m.get("tool_calls") or "")) + 4
+            for m in messages
+        )
+        + 2
+    )

@@ -1,20 +1,18 @@
 """What the answerers and the citation check read in a source, and how one sentence is scored
-against a text: the rules the gate (rag.gate), the composer (rag.compose), the catalogue answers
-and the citation check (rag.cite) share, in one place so they cannot drift apart.
+against a text: what the relevance model, the composer and the citation check (rag.cite) share,
+in one place so they cannot drift apart.
 
 - `source_text`: a source's readable text: its abstract (cut at `MAX_SOURCE_CHARS`, so a 1 MB
   abstract cannot make an answer take minutes), or, for a title-only paper, its title: the only
   text such a paper has, so a claim restating the title is supported by it;
 - `sentence_score`: the one sentence scorer, a blend of embedding cosine and content-word
-  overlap; the gate adds named bonuses on top (`rag.gate.Bonus`), the citation check uses it bare;
+  overlap; the citation check uses it;
 - `Vectors`: sentence embeddings with a bounded cache (answering and checking look at the same
   sentences and each should be embedded once);
-- `FINDING`, `MOTIVATION`, `MECHANISM`: what a result sentence, a motivation sentence and a
-  how-it-works sentence look like."""
+"""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,40 +26,6 @@ MAX_SOURCE_CHARS = 20_000
 # words of the text it is compared with scores well even when the embedding disagrees.
 COSINE_WEIGHT = 0.6
 OVERLAP_WEIGHT = 0.4
-
-FINDING = re.compile(
-    r"\b(?:we\s+(?:find|found|show|observe|demonstrate|report)|results?\s+(?:show|indicate|suggest|demonstrate)|"
-    r"experiments?\s+(?:show|demonstrate|reveal)|outperform\w*|improv\w*|fail\w*|does\s+not|do\s+not|"
-    r"no\s+(?:significant|discernible)|little\s+(?:discernible\s+)?difference|worse|better|surpass\w*|reduc\w*|"
-    r"increas\w*|not\s+sufficient|contrary|comparable)\b",
-    re.I,
-)
-MOTIVATION = re.compile(
-    r"^(?:however|while|although|despite|recent|existing|prior|traditional|current|many|most)\b|"
-    r"\bremains?\s+(?:a|an)?\s*(?:challenge|open|unclear)|\bhave\s+(?:shown|been)\b",
-    re.I,
-)
-# How something works: the sentence says what is done, and by what means (verbs, not nouns:
-# "computes", not "computational").
-MECHANISM = re.compile(
-    r"\b(?:by|via|through|uses?|using|leverag(?:es?|ing)|employ(?:s|ing)?|consists?|combin(?:es?|ing)|"
-    r"first(?:ly)?|then|learns?|trains?|trained|computes?|computing|maps?|mapping|encodes?|encoding|"
-    r"decompos(?:es?|ing)|builds?|selects?|selecting|selection|projects?|projecting|optimi[sz](?:es?|ing)|"
-    r"estimat(?:es?|ing)|perturb(?:s|ing)?|captures?|capturing|extracts?|extracting|replac(?:es?|ing)|"
-    r"interven(?:es?|ing|tions?)|generates?|generating|constructs?|constructing|represents?|representing|"
-    r"parametri[sz](?:es?|ing)|applies|apply|applying|relies|rely|operates?|injects?|integrates?|exploits?|"
-    r"iteratively|adopts?|transform(?:s|ed|ing)?)\b",
-    re.I,
-)
-# What a result reports (numbers, comparisons): not how a method works.
-RESULT = re.compile(
-    r"\b(?:outperform\w*|surpass\w*|state-of-the-art|experiments?|evaluations?|results?|benchmarks?|"
-    r"achiev\w*|accuracy|code\s+(?:is|and)|available\s+at|we\s+(?:show|find|found|observe)\s+that|"
-    r"(?:significantly|substantially|consistently)\s+(?:improv|outperform|reduc|enhanc)\w*|faster|superior\w*|"
-    r"(?:analys[ie]s|findings)\s+(?:show|point|suggest|reveal|indicate)|promising\s+(?:avenue|direction))\b|"
-    r"\d+(?:\.\d+)?\s?(?:%|\\%|×|x\b)",
-    re.I,
-)
 
 
 def source_text(paper: Paper) -> str:
@@ -88,32 +52,11 @@ def sentence_score(cosine: float, shared: float) -> float:
 
 
 @dataclass(frozen=True)
-class Candidate:
-    """A source sentence worth embedding for a question: its source number (1-based), the
-    sentence, and the bonus the question's kind gives it."""
-
-    source: int
-    sentence: str
-    bonus: float
-
-
-@dataclass(frozen=True)
 class Support:
     """The sentence of a source that supports a claim best, and its score."""
 
     sentence: str
     score: float
-
-
-@dataclass(frozen=True)
-class Scored:
-    """One source sentence scored against a question: `score` ranks, `cosine` is the embedding
-    similarity alone (the gate's thresholds read it), `source` the source number (1-based)."""
-
-    score: float
-    cosine: float
-    source: int
-    sentence: str
 
 
 @dataclass

@@ -414,6 +414,17 @@ class KeywordIndex:
     def __len__(self) -> int:
         return sum(s.live for s in self.segments)
 
+    def frequencies(self, terms: Sequence[int]) -> tuple[list[int], int]:
+        """How many indexed texts hold each term (deleted ones included: an estimate, as BM25's
+        own), and how many texts there are: the inverse document frequencies that weigh a
+        question's words by how rare they are."""
+        segments = self.reload().segments
+        df = [
+            sum(len(found[0]) for segment in segments if (found := segment.postings(term)) is not None)
+            for term in terms
+        ]
+        return df, sum(len(s) for s in segments)
+
     def search(
         self, query: str, n: int, allowed: np.ndarray | None = None, required: Sequence[str] = ()
     ) -> list[KeywordMatch]:

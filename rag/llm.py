@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import openai
 
-from rag.chatmodel import Message, Usage, message_tokens
+from rag.chatmodel import Message, ToolCall, ToolsUnsupported, Usage, message_tokens
 from rag.chunk import count_tokens, encoding
 from rag.errors import LLMError
 from rag.settings import Settings
@@ -48,6 +48,15 @@ class _Empty(Exception):
 
 class _Deadline(Exception):
     """The answer's deadline passed while waiting."""
+
+
+def _refuses_tools(err: Exception) -> bool:
+    """The server's refusal of a request because of its tools ("does not support tools",
+    "tool choice requires --enable-auto-tool-choice", "tools param requires --jinja flag")."""
+    if not isinstance(err, openai.APIStatusError) or err.status_code not in (400, 404, 422, 500, 501):
+        return False
+    text = f"{getattr(err, 'message', '')} {getattr(err, 'body', '')}".lower()
+    return "tool" in text or "function" in text
 
 
 def retry_after(err: Exception) -> float | None:
@@ -137,6 +146,18 @@ class OpenAIChat:
         return not isinstance(err, (openai.APIError, _Deadline))  # an unreadable body: try again
 
     def stream(self, messages: list[Message], usage: Usage, max_tokens: int | None = None) -> Iterator[str]:
+        for piece in self._stream(messages, usage, max_tokens, None):
+            if isinstance(piece, str):
+                yield piece
+
+    def stream_turn(
+        self, messages: list[Message], tools: list[dict[str, Any]], usage: Usage, max_tokens: int | None = None
+    ) -> Iterator[str | ToolCall]:
+        return self._stream(messages, usage, max_tokens, tools or None)
+
+    def _stream(
+        self, messages: list[Message], usage: Usage, max_tokens: int | None, tools: list[dict[str, Any]] | None
+    ) -> Iterator[str | ToolCall]:
         max_tokens = max_tokens or self.settings.max_answer_tokens
         now = time.monotonic()
         if usage.deadline is None:  # the first call for this answer starts its clock
@@ -145,16 +166,26 @@ class OpenAIChat:
         attempt = 0
         while True:
             produced: list[str] = []
+            calls = 0
             try:
-                for piece in self._attempt(messages, usage, max_tokens):
-                    produced.append(piece)
+                for piece in self._attempt(messages, usage, max_tokens, tools):
+                    if isinstance(piece, ToolCall):
+                        calls += 1
+                        usage.completion_tokens += count_tokens(piece.name + piece.arguments)
+                    else:
+                        produced.append(piece)
                     yield piece
-                if not "".join(produced).strip():
+                if not "".join(produced).strip() and not calls:
                     raise _Empty()
                 usage.completion_tokens += count_tokens("".join(produced))
                 return
             except Exception as err:  # openai errors, httpx errors while reading, our own
                 usage.completion_tokens += count_tokens("".join(produced))
+                if tools and not produced and _refuses_tools(err):
+                    raise ToolsUnsupported(
+                        f"the LLM endpoint {self._where()} does not take tools (function calling) for model "
+                        f"'{self.name}': answering from the retrieved sources alone"
+                    ) from err
                 if produced and "".join(produced).strip():
                     if isinstance(err, _Deadline):
                         raise self._error(err, time.monotonic() - started, attempt + 1) from None
@@ -166,12 +197,17 @@ class OpenAIChat:
                     None if isinstance(err, _Deadline) else err
                 )
 
-    def _attempt(self, messages: list[Message], usage: Usage, max_tokens: int) -> Iterator[str]:
-        """One request, read on a helper thread; every wait is bounded by the deadline."""
+    def _attempt(
+        self, messages: list[Message], usage: Usage, max_tokens: int, tools: list[dict[str, Any]] | None
+    ) -> Iterator[str | ToolCall]:
+        """One request, read on a helper thread; every wait is bounded by the deadline. Streamed
+        tool calls arrive in fragments (a name, then pieces of the arguments, per index): they are
+        assembled and yielded whole after the text."""
         assert usage.deadline is not None
         remaining = usage.deadline - time.monotonic()
         if remaining <= 0:
             raise _Deadline()
+        extra: dict[str, Any] = {"tools": tools} if tools else {}
         response = self._client.chat.completions.create(
             model=self.name,
             messages=messages,  # type: ignore[arg-type]  # plain role/content dicts, as the API takes
@@ -179,6 +215,7 @@ class OpenAIChat:
             temperature=0,
             max_tokens=max_tokens,
             timeout=remaining,
+            **extra,
         )
         usage.calls += 1
         usage.prompt_tokens += message_tokens(messages)
@@ -195,6 +232,7 @@ class OpenAIChat:
         threading.Thread(target=pump, name="llm-stream", daemon=True).start()
         cap = max_tokens * CHARS_PER_TOKEN_CAP  # characters: no piece is tokenised beyond this
         tokens = 0
+        calls: dict[int, list[str]] = {}  # index -> [id, name, arguments]
         try:
             while True:
                 remaining = usage.deadline - time.monotonic()
@@ -203,12 +241,21 @@ class OpenAIChat:
                 except queue.Empty:
                     raise _Deadline() from None
                 if kind == "end":
+                    for index in sorted(calls):
+                        call_id, name, arguments = calls[index]
+                        yield ToolCall(call_id or f"call_{index}", name, arguments[:cap])
                     return
                 if kind == "error":
                     raise value
                 choices = getattr(value, "choices", None)
                 if not choices:
                     continue
+                for fragment in getattr(choices[0].delta, "tool_calls", None) or []:
+                    slot = calls.setdefault(int(getattr(fragment, "index", 0) or 0), ["", "", ""])
+                    function = getattr(fragment, "function", None)
+                    slot[0] = slot[0] or (getattr(fragment, "id", None) or "")
+                    slot[1] += (getattr(function, "name", None) or "") if function else ""
+                    slot[2] += (getattr(function, "arguments", None) or "") if function else ""
                 delta = getattr(choices[0].delta, "content", None) or ""
                 if not delta:
                     continue

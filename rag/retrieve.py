@@ -1,4 +1,5 @@
-"""Hybrid retrieval as composable rankers, fused by one weighted reciprocal-rank fusion.
+"""Hybrid retrieval: a dense and a keyword ranker fused by their normalised scores, and the papers
+the query names by name.
 
 Rankers, each a list of paper ids best first:
 - `dense`: nearest chunks in Chroma, one entry per paper (chunks of a text version the log does
@@ -7,17 +8,14 @@ Rankers, each a list of paper ids best first:
 - `names`: papers the query names: a whole title (or a long title cut short with "…"), a label
   or the coined name a title opens with ("PLNL", "BrainOOD"), looked up only for the query's
   words that can be names: coined or rare ones (`name_words`), never common words a title
-  happens to style ("AutoEncoders");
-- `mentions`: BM25 over the papers that contain every coined word of the query, so a name the
-  query asks about ("LibriSpeech", "COCO") is not outweighed by common words that other abstracts
-  repeat ("corpus", "model");
-- `authors`: papers by an author whose full name the query contains;
-- `facets`: when the query names a venue, year, decision or track in words ("Robustness-track",
-  "orals", "ICML 2025"), the dense and keyword candidates that have it, in their fused order (for
-  a narrow facet all its papers): a soft filter, since a query may name a track without meaning
-  to restrict to it.
+  happens to style ("AutoEncoders").
 Filters resolve to a mask over paper numbers that every ranker applies while ranking, so a
-filtered search still returns k papers when k exist.
+filtered search still returns k papers when k exist. Ties are broken by paper id, so the same
+index and query give the same order every time.
+
+Which rankers earn their place was measured on held-out splits (`python -m eval.bench.fusion_heldout`,
+`Fusion` has the figures); three earlier rankers (`mentions`, `authors`, `facets`) added nothing
+on validation and were removed: a question's authors and facets are applied as filters instead.
 """
 
 from __future__ import annotations
@@ -33,7 +31,6 @@ import numpy as np
 from rag.catalog import Filters
 from rag.index import Index, Loaded
 from rag.keyword import TOKENIZE
-from rag.question import recognise_filters
 from rag.text import COMMON_ACRONYMS, is_coined
 from rag.types import ChunkId, Hit
 
@@ -44,6 +41,7 @@ class Mode(StrEnum):
     KEYWORD = "keyword"
 
 
+Scored = list[tuple[str, float]]  # (paper id, the ranker's score), best first
 RARE = 3  # a word in at most this many indexed texts can be a name even when written like a plain word
 
 
@@ -74,18 +72,52 @@ def document_frequency(loaded: Loaded, word: str) -> int:
 
 @dataclass(frozen=True)
 class Ranking:
+    """One ranker's papers, best first, with its own scores where it has them (cosine for
+    `dense`, BM25 for `keyword`; empty for rankers that only order)."""
+
     name: str
     papers: list[str]
-    weight: float = 1.0
+    scores: list[float] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, name: str, scored: Scored) -> Ranking:
+        return cls(name, [p for p, _ in scored], [s for _, s in scored])
 
 
-def fuse(rankings: list[Ranking], k: int) -> dict[str, float]:
-    """Weighted reciprocal-rank fusion: score(p) = Σ weight / (k + rank)."""
-    scores: dict[str, float] = {}
+@dataclass(frozen=True)
+class Fusion:
+    """score(p) = dense · minmax(cosine) + (1 − dense) · minmax(BM25) + names / (1 + rank in names),
+    each ranker's scores scaled to [0, 1] over its own candidates (a paper a ranker did not find
+    gets 0 from it). Chosen on the validation splits of SciFact and of the lists' held-out
+    questions (`python -m eval.bench.fusion_heldout --grid`), nDCG@10 train / validation:
+    SciFact 0.878 / 0.927 (BM25 alone 0.852 / 0.891, dense alone 0.815 / 0.867); lists 0.949 /
+    0.955 (BM25 alone 0.935 / 0.948, dense alone 0.728 / 0.792); the earlier reciprocal-rank
+    fusion of six rankers 0.862 / 0.901 and 0.946 / 0.943. Without `names` the lists' validation
+    figure is 0.953."""
+
+    dense: float = 0.35
+    names: float = 0.2
+
+
+def _minmax(scores: list[float]) -> list[float]:
+    top, low = max(scores), min(scores)
+    return [(s - low) / (top - low) if top > low else 1.0 for s in scores]
+
+
+def fuse(rankings: list[Ranking], fusion: Fusion) -> dict[str, float]:
+    """Fused scores by paper id (`Fusion`); a lone scored ranker keeps its own order."""
+    scored = [r for r in rankings if r.scores]
+    weights = {"dense": fusion.dense, "keyword": 1.0 - fusion.dense} if len(scored) > 1 else {}
+    out: dict[str, float] = {}
+    for ranking in scored:
+        weight = weights.get(ranking.name, 1.0)
+        for paper, value in zip(ranking.papers, _minmax(ranking.scores)):
+            out[paper] = out.get(paper, 0.0) + weight * value
     for ranking in rankings:
-        for rank, paper in enumerate(ranking.papers, start=1):
-            scores[paper] = scores.get(paper, 0.0) + ranking.weight / (k + rank)
-    return scores
+        if ranking.name == "names":
+            for rank, paper in enumerate(ranking.papers, start=1):
+                out[paper] = out.get(paper, 0.0) + fusion.names / (1 + rank)
+    return out
 
 
 @dataclass
@@ -94,56 +126,34 @@ class SearchResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Weights:
-    """Fusion weights per ranker, chosen with `python -m eval.bench.fusion_sweep` on SciFact's 505
-    train claims and the dev set over the seeds plus both shared lists together:
-    dense 0.75 (its MiniLM ranking is the weakest of the two over 7k papers, where short titles of
-    title-only papers sit close to short questions), a facet the query names counts twice, once
-    when the query also names a paper ("Was GETS an oral?": big.jsonl MRR 0.945 -> 0.970).
-    Before (1, 1, 2, 1, 1): dev Recall@5 0.929, MRR 0.897, SciFact nDCG@10 0.848; after: 0.950,
-    0.910, 0.864. The `mentions` ranker at weight 1 with rrf_k 5 (from 10): dev Recall@5 0.950 ->
-    0.961, MRR 0.910 -> 0.922, SciFact nDCG@10 0.864 -> 0.875 (the sample's dev set and big.jsonl
-    unchanged: 0.995/0.987 and 0.985/0.970)."""
-
-    dense: float = 0.75
-    keyword: float = 1.0
-    names: float = 1.0
-    mentions: float = 1.0
-    authors: float = 1.0
-    facets: float = 2.0
-    facets_when_named: float = 1.0  # the facet weight when the query names a paper
-
-
 class Retriever:
     def __init__(
         self,
         index: Index,
         candidates: int = 50,
-        rrf_k: int = 5,
         mode: Mode = Mode.HYBRID,
-        weights: Weights = Weights(),
+        fusion: Fusion = Fusion(),
     ) -> None:
         self.index = index
         self.mode = Mode(mode)
         self.candidates = candidates
-        self.rrf_k = rrf_k
-        self.weights = weights
+        self.fusion = fusion
 
     # -- rankers ----------------------------------------------------------------------------
-    def dense(self, loaded: Loaded, vector: np.ndarray, n: int, allowed: np.ndarray | None) -> list[str]:
-        """Papers by their nearest chunk. With a filter: a broad one over-fetches and keeps the
-        allowed papers; a narrow one scores exactly the allowed papers' vectors."""
+    def dense(self, loaded: Loaded, vector: np.ndarray, n: int, allowed: np.ndarray | None) -> Scored:
+        """Papers by their nearest chunk, with that chunk's cosine. With a filter: a broad one
+        over-fetches and keeps the allowed papers; a narrow one scores exactly the allowed
+        papers' vectors."""
         store, catalog = loaded.store, loaded.catalog
         if allowed is None:
-            return self._papers_of(loaded, [m.chunk_id for m in store.query(vector, n * 2)], None)[:n]
+            return self._papers_of(loaded, [(m.chunk_id, m.similarity) for m in store.query(vector, n * 2)], None)[:n]
         count = int(allowed.sum())
         if count == 0:
             return []
         share = count / len(allowed)  # the mask spans every paper number
         if share >= 0.02:  # over-fetching up to 5,000 chunks costs less than Chroma's `$in` over thousands of ids
             fetch = min(int(n / share * 2) + n, 5000)
-            found = self._papers_of(loaded, [m.chunk_id for m in store.query(vector, fetch)], allowed)
+            found = self._papers_of(loaded, [(m.chunk_id, m.similarity) for m in store.query(vector, fetch)], allowed)
             if len(found) >= n:
                 return found[:n]
         pids = list(catalog.pids_of(np.flatnonzero(allowed).tolist()).values())
@@ -153,38 +163,40 @@ class Retriever:
             vectors = store.vectors(ids)
             if not vectors:
                 return []
-            order = list(vectors)
+            order = sorted(vectors)
             sims = np.vstack([vectors[i] for i in order]) @ vector
-            ranked = [order[i] for i in np.argsort(-sims)]
+            ranked = [(order[i], float(sims[i])) for i in np.argsort(-sims, kind="stable")]
             return self._papers_of(loaded, ranked, None)[:n]
-        return self._papers_of(loaded, [m.chunk_id for m in store.query(vector, n * 2, pids)], None)[:n]
+        matches = store.query(vector, n * 2, pids)
+        return self._papers_of(loaded, [(m.chunk_id, m.similarity) for m in matches], None)[:n]
 
     @staticmethod
-    def _papers_of(loaded: Loaded, chunk_ids: list[str], allowed: np.ndarray | None) -> list[str]:
-        """Paper ids of ranked chunk ids, one per paper, filtered by the mask, and only chunks of
-        the paper's own text version (leftovers of a replaced text, a killed or a concurrent
-        writer never surface). One catalogue query for all of them."""
-        parsed = [ChunkId.parse(cid) for cid in chunk_ids]
-        current = loaded.catalog.current_versions(list(dict.fromkeys(c.paper_id for c in parsed)))
-        out: list[str] = []
-        for chunk in parsed:
+    def _papers_of(loaded: Loaded, chunks: list[tuple[str, float]], allowed: np.ndarray | None) -> Scored:
+        """(paper id, score) of ranked (chunk id, score) pairs, one per paper (its best chunk),
+        filtered by the mask, and only chunks of the paper's own text version (leftovers of a
+        replaced text, a killed or a concurrent writer never surface). One catalogue query."""
+        parsed = [(ChunkId.parse(cid), score) for cid, score in chunks]
+        current = loaded.catalog.current_versions(list(dict.fromkeys(c.paper_id for c, _ in parsed)))
+        out: dict[str, float] = {}
+        for chunk, score in parsed:
             pid = chunk.paper_id
             found = current.get(pid)
-            if found is None or found[1] != chunk.version:
+            if found is None or found[1] != chunk.version or pid in out:
                 continue
             if allowed is not None and (found[0] >= len(allowed) or not allowed[found[0]]):
                 continue
-            out.append(pid)
-        return list(dict.fromkeys(out))
+            out[pid] = score
+        return list(out.items())
 
     @staticmethod
-    def keyword(
-        loaded: Loaded, query: str, n: int, allowed: np.ndarray | None, required: Sequence[str] = ()
-    ) -> list[str]:
+    def keyword(loaded: Loaded, query: str, n: int, allowed: np.ndarray | None, required: Sequence[str] = ()) -> Scored:
+        """Papers by their best BM25 chunk, with that score."""
         matches = loaded.keyword.search(query, n * 2, allowed, required)
-        pnos = list(dict.fromkeys(m.pno for m in matches))
-        ids = loaded.catalog.pids_of(pnos)
-        return [ids[p] for p in pnos if p in ids][:n]
+        best: dict[int, float] = {}
+        for match in matches:
+            best.setdefault(match.pno, match.score)
+        ids = loaded.catalog.pids_of(list(best))
+        return [(ids[p], score) for p, score in best.items() if p in ids][:n]
 
     @staticmethod
     def _allowed_ids(loaded: Loaded, pids: list[str], allowed: np.ndarray | None) -> list[str]:
@@ -206,60 +218,9 @@ class Retriever:
         named = catalog.papers_named_in(" ".join(words)) if words else []
         return self._allowed_ids(loaded, list(dict.fromkeys(whole + named)), allowed)
 
-    def mentions(self, loaded: Loaded, query: str, words: list[str], n: int, allowed: np.ndarray | None) -> list[str]:
-        """BM25 over the papers that contain every coined word of the query ("COCO",
-        "LibriSpeech"), each as written: the keyword index folds case, so "GETS" would find every
-        "gets" until the paper's own text is checked. Left out: rare plain words ("gradsurg"; the
-        names and keyword rankers find them, and in a small collection every word is rare), words
-        no text contains, and coined words whose folded form is common ("FiNE": 710 texts say
-        "fine"), whose BM25 top cannot be checked and whose paper the names ranker finds. When no
-        text holds all the words ("Compare FooNet and BarNet"), the rarest one alone."""
-        frequency = {w: document_frequency(loaded, w) for w in words if is_coined(w)}
-        words = [w for w, df in frequency.items() if 0 < df <= 2 * n]
-        if not words:
-            return []
-        ranked = self.keyword(loaded, query, n, allowed, words)
-        if not ranked and len(words) > 1:
-            words = [min(words, key=lambda w: frequency[w])]
-            ranked = self.keyword(loaded, query, n, allowed, words)
-        coined = [re.compile(rf"(?<!\w){re.escape(w)}s?(?!\w)") for w in words]  # "MS-COCO" holds "COCO"
-        if not ranked:
-            return ranked
-        papers = loaded.catalog.get_many(ranked)
-        return [
-            pid
-            for pid in ranked
-            if pid in papers
-            and all(c.search(f"{papers[pid].title}\n{papers[pid].label}\n{papers[pid].abstract}") for c in coined)
-        ]
-
     @staticmethod
     def name_words(loaded: Loaded, query: str) -> list[str]:
         return name_words(query, lambda word: document_frequency(loaded, word))
-
-    def facets(
-        self, loaded: Loaded, query: str, candidates: list[Ranking], vector: np.ndarray | None = None, n: int = 50
-    ) -> list[str]:
-        """The candidates that have the facet the query names, in their fused order; for a narrow
-        facet (at most `n` papers: "the Causality area") all of its papers, the others after the
-        candidates by their dense order, since few of them are among the candidates."""
-        catalog = loaded.catalog
-        named, _ = recognise_filters(
-            query, {f: catalog.facet_values(f) for f in ("venue", "year", "track", "decision")}
-        )
-        mask = catalog.allowed(named)
-        if mask is None:
-            return []
-        fused = fuse(candidates, self.rrf_k)
-        order = sorted(fused, key=lambda p: -fused[p])
-        ranked = self._allowed_ids(loaded, order, mask)
-        if vector is not None and int(mask.sum()) <= n:
-            ranked += [p for p in self.dense(loaded, vector, n, mask) if p not in ranked]
-        return ranked
-
-    def authors(self, loaded: Loaded, query: str, allowed: np.ndarray | None) -> list[str]:
-        names = loaded.catalog.authors_named_in(query)
-        return self._allowed_ids(loaded, loaded.catalog.pids_by_authors(names), allowed) if names else []
 
     def rankings(
         self,
@@ -270,30 +231,19 @@ class Retriever:
         mode: Mode,
         lap: Callable[[str], None] = lambda _: None,
     ) -> list[Ranking]:
-        """Every ranker's top `n` for the query, weighted (search fuses them; the fusion sweep
-        re-weights the same rankings). `lap` records each ranker's time."""
+        """Every ranker's top `n` for the query (search fuses them; the fusion bench re-weighs the
+        same rankings). `lap` records each ranker's time."""
         rankings: list[Ranking] = []
-        vector = None
         if mode in (Mode.HYBRID, Mode.DENSE):
             vector = loaded.embedder.embed([query])[0]
             lap("embed_query")
-            rankings.append(Ranking("dense", self.dense(loaded, vector, n, allowed), self.weights.dense))
+            rankings.append(Ranking.of("dense", self.dense(loaded, vector, n, allowed)))
             lap("dense")
         if mode in (Mode.HYBRID, Mode.KEYWORD):
-            rankings.append(Ranking("keyword", self.keyword(loaded, query, n, allowed), self.weights.keyword))
+            rankings.append(Ranking.of("keyword", self.keyword(loaded, query, n, allowed)))
             lap("keyword")
         if mode == Mode.HYBRID:
-            words = self.name_words(loaded, query)
-            named = self.names(loaded, query, allowed, words)
-            # "Was GETS an oral?" asks about the paper it names: the facet must not outrank it
-            facet_weight = min(self.weights.facets, self.weights.facets_when_named) if named else self.weights.facets
-            rankings.append(Ranking("facets", self.facets(loaded, query, list(rankings), vector, n), facet_weight))
-            rankings.append(Ranking("names", named, self.weights.names))
-            if words:
-                rankings.append(
-                    Ranking("mentions", self.mentions(loaded, query, words, n, allowed), self.weights.mentions)
-                )
-            rankings.append(Ranking("authors", self.authors(loaded, query, allowed), self.weights.authors))
+            rankings.append(Ranking("names", self.names(loaded, query, allowed)))
             lap("names")
         return rankings
 
@@ -317,13 +267,18 @@ class Retriever:
         if allowed is not None and not allowed.any():
             return SearchResult([], timings)
         rankings = self.rankings(loaded, query, max(self.candidates, k * 3), allowed, mode, lap)
-        scores = fuse(rankings, self.rrf_k)
+        scores = fuse(rankings, self.fusion)
         first = {r.name: {p: i for i, p in enumerate(r.papers, start=1)} for r in rankings}
-        dense_rank = first.get("dense", {})
-        ordered = sorted(scores, key=lambda p: (-scores[p], dense_rank.get(p, 10**6), p))[:k]
+        signals = {r.name: dict(zip(r.papers, r.scores)) for r in rankings if r.scores}
+        ordered = sorted(scores, key=lambda p: (-scores[p], p))[:k]
         papers = loaded.catalog.get_many(ordered)
         hits = [
-            Hit(papers[p], scores[p], {name: ranks[p] for name, ranks in first.items() if p in ranks})
+            Hit(
+                papers[p],
+                scores[p],
+                {name: ranks[p] for name, ranks in first.items() if p in ranks},
+                {name: got[p] for name, got in signals.items() if p in got},
+            )
             for p in ordered
             if p in papers
         ]

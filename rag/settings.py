@@ -101,10 +101,12 @@ class RetrievalSettings(BaseModel):
 
     k: int = Field(default=5, ge=1, le=100, description="Papers returned by search and used by answers.")
     mode: Mode = Field(default=Mode.HYBRID, description="Retriever: dense and BM25 fused, or either alone.")
-    rrf_k: int = Field(
-        default=5,
-        ge=1,
-        description="Reciprocal-rank-fusion constant (5 beat 10, 20 and 60 on SciFact and the dev set over 7k papers).",
+    dense_weight: float = Field(
+        default=0.35,
+        ge=0.0,
+        le=1.0,
+        description="Share of the dense ranker in hybrid search (the keyword ranker gets the rest), "
+        "chosen on held-out validation splits.",
     )
     candidates: int = Field(default=50, ge=1, description="Chunks each retriever contributes before fusion.")
 
@@ -147,6 +149,14 @@ class AnswerSettings(BaseModel):
     )
     max_question_chars: int = Field(default=2000, ge=10, description="Longer questions are refused.")
     history_turns: int = Field(default=4, ge=0, description="Earlier turns a chat keeps for follow-ups.")
+    abstain_threshold: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Offline answers abstain when no retrieved paper is at least this likely to answer "
+        "(unset: the relevance model's own threshold, chosen on held-out validation questions; lower "
+        "answers more, higher abstains more).",
+    )
 
 
 class CostSettings(BaseModel):

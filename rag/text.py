@@ -129,11 +129,6 @@ def comparable(text: str) -> str:
     return re.sub(r"[^a-z0-9.%]+", " ", re.sub(r"(?<=\d),(?=\d{3})", "", text))
 
 
-def has_number(text: str, number: str) -> bool:
-    return re.search(rf"(?<![\d.]){re.escape(number)}(?!\d)", comparable(text)) is not None
-
-
-# Field acronyms that an abstract mentions but does not introduce.
 COMMON_ACRONYMS = frozenset(
     "LLM LLMs GNN GNNs MLP MLPs AI NLP CNN CNNs RL SAE SAEs GPU GPUs VLM VLMs LM LMs ML DNN DNNs OOD SOTA OT API "
     "RLHF ViT ViTs BERT GPT GPT-4 GPT-4o CLIP KL SGD MDP MDPs PDE PDEs OpenAI AGI GPT-4o-mini LLaMA-2 ODE ODEs NP "
@@ -236,6 +231,16 @@ _WEAK_VERB = re.compile(
 )
 
 
+_NOT_A_KIND = (
+    r"general|novel|simple|principled|unified|first|new|called|named|termed|dubbed|so-called|coined|efficient|"
+    r"effective|coherent|elegant|modular|practical|robust|scalable|lightweight|flexible|powerful|generic|versatile|"
+    r"universal|original|fundamental|[\w-]*agent|recent|different|consistent|independent|transparent|intelligent|"
+    r"a|an|the|our|this|here|also|further|then|now|thus|hence|yet"
+)
+# "a randomized Frank-Wolfe": a variant of an existing method, not a new name
+_VARIANT = re.compile(rf"\b(?!(?:{_NOT_A_KIND})\b)[a-z][a-z-]*(?:ized|ised|ed|ive|ic|ous|able|ible|al|ar|ent|ant)\s+$")
+
+
 def _name_in(sentence: str, tail: str) -> str:
     called = _CALLED.search(sentence)
     if called:
@@ -336,151 +341,6 @@ def _introduced_by(sentence: str) -> str:
 
 # Words that, between an introducing verb and a name, show the name is used, not introduced
 # ("we propose a method *for* dropout", "we introduce a layer *based on* LoRA").
-_USE_WORDS = frozenset(
-    "use uses using used via with based on of for to from than over apply applies applying extend extends "
-    "extending leverage leverages leveraging improve improves improving replace replaces replacing combine "
-    "combines combining into like such in by within upon beyond against versus vs that which where whether how "
-    "why when while as unlike existing prior previous popular standard conventional classical traditional "
-    "widely common commonly well-known typical typically family families variant variants version versions "
-    "alternative alternatives instead during under across between among after before about can could may might "
-    "will would should occur occurs happen happens".split()
-)
-_NEW_APPOSITION = re.compile(
-    r"^(?:the\s+)?([^,]{2,80}?),\s+(?:a|an|the)\s+(?:new|novel|first|simple|principled|lightweight|general|unified|"
-    r"scalable|modular|open|large-scale|comprehensive|challenging|holistic|benchmark|framework|dataset)\b",
-    re.I,
-)
-
-
-def _term_pattern(term: str) -> re.Pattern[str]:
-    """`term` as a whole token: not inside a longer hyphenated name ("LoRA" is not in "LoRA-XS")
-    nor a LaTeX sub- or superscript ("SHAP" is not in "M^{Shap}"), an English plural allowed
-    ("KAN" in "KANs"); in any case, except an acronym, which must be in capitals ("SHAP" is not
-    "Shap")."""
-    acronym = len(term) >= 2 and term.isupper()
-    return re.compile(rf"(?<![\w^_-]){re.escape(term)}(?:s|es)?(?![\w-])", 0 if acronym else re.I)
-
-
-# An adjective right before a name: the paper proposes a variant of it ("a randomized Frank-Wolfe
-# algorithm", "an accelerated ADMM"), not the thing itself.
-# Words before a name that praise or order it rather than make a variant of it ("an efficient
-# PLNL algorithm", "a multi-agent MACT framework", "we propose and analyze X").
-_NOT_A_KIND = (
-    r"general|novel|simple|principled|unified|first|new|called|named|termed|dubbed|so-called|coined|efficient|"
-    r"effective|coherent|elegant|modular|practical|robust|scalable|lightweight|flexible|powerful|generic|versatile|"
-    r"universal|original|fundamental|[\w-]*agent|recent|different|consistent|independent|transparent|intelligent|"
-    r"a|an|the|our|this|here|also|further|then|now|thus|hence|yet"
-)
-_VARIANT = re.compile(rf"\b(?!(?:{_NOT_A_KIND})\b)[a-z][a-z-]*(?:ized|ised|ed|ive|ic|ous|able|ible|al|ar|ent|ant)\s+$")
-# A word right before a common (lower-case) term that makes a kind of it: "meta knowledge
-# distillation", "data-free knowledge distillation" (not an article, a word of praise or order,
-# nor a verb joined by "and"/"or": "we propose and analyze contrastive decoding").
-_KIND_OF = re.compile(rf"(?<![\w-])(?!(?:{_NOT_A_KIND})\s+$)[a-z][\w-]*\s+$")
-
-
-def _expansion_start(before: str) -> int:
-    """Where a parenthesised acronym's spelled-out form starts: the run of capitalised words (with
-    "for", "of", "and", "the" inside it) that ends `before` (the text up to the "("). The run
-    starts with a capitalised word: in "a method for Contrastive Language-Image Pretraining
-    (CLIP)" the "for" stays outside."""
-    start = len(before)
-    for word in reversed(list(re.finditer(r"\S+", before))):
-        token = word.group(0).strip(",;:")
-        if token[:1].isupper() or token[:1] in "$\\{*":
-            start = word.start()
-            continue
-        if token.lower() in ("for", "of", "and", "the"):
-            continue  # inside the run only if a capitalised word comes before it
-        break
-    return start
-
-
-def initials(phrase: str) -> str:
-    """Upper-case initials of a phrase's capitalised words and hyphen parts ("Non-Uniform
-    Calibration for Federated Learning" -> "NUCFL")."""
-    return "".join(
-        part[0].upper() for part in re.split(r"[\s-]+", plain(phrase)) if part[:1].isalpha() and part[0].isupper()
-    ) or "".join(part[0].upper() for part in re.split(r"[\s-]+", phrase) if part[:1].isalpha())
-
-
-def _inside_longer_name(text: str, start: int, end: int) -> bool:
-    """The match at text[start:end] is one word of a longer capitalised name: a capitalised
-    word joins it across a single space on either side."""
-    before = re.search(r"(\S+) $", text[:start])
-    after = re.match(r" (\S+)", text[end:])
-    return bool((before and before.group(1)[:1].isupper()) or (after and after.group(1)[:1].isupper()))
-
-
-def introduces(abstract: str, term: str, title: str = "") -> bool:
-    """Does the paper introduce `term` (propose, present, name it), rather than merely use it?
-
-    No when the name the abstract introduces is a longer one built on `term` ("MA-RLHF").
-    Yes when: the name the abstract introduces is `term` (`introduced_name`); the title is
-    `term` or opens with it before a colon; a sentence says "called/named/termed/dubbed
-    term"; a sentence opens "term, a new …"; or `term` follows an introducing verb ("we
-    propose", "this paper introduces") within twelve words with no word between them that shows
-    use ("for", "based on", "using", "of", "existing" …). A parenthesised acronym counts with
-    its spelled-out form ("we propose Non-Uniform Calibration for Federated Learning (NUCFL)")."""
-    term = collapse(term)
-    if not term:
-        return False
-    cited = cited_names(abstract)
-    if fold(term) in cited or fold(term.rstrip("s")) in cited:
-        return False  # "KAN … recently proposed in Liu et al. (2024)": the paper analyses it
-    pattern = _term_pattern(term)
-    own = introduced_name(abstract) or ""
-    if pattern.fullmatch(own):
-        return True
-    if own and re.search(rf"(?<![^\W_]){re.escape(term)}(?![^\W_])", own, re.I) and len(own) > len(term):
-        return False  # the paper introduces a longer name built on it ("MA-RLHF", "LoRA-X"): it uses the term
-    if title and pattern.fullmatch(collapse(plain(title)).split(":", 1)[0].strip()):
-        return True
-    for sentence in split_sentences(abstract):
-        text = plain(sentence).replace("*", "")
-        if not pattern.search(text):
-            continue
-        if re.search(
-            r"\b(?:called|named|termed|dubbed|coined|call it|name it|refer to (?:it|this) as)\s+(?:it\s+|as\s+)?"
-            + pattern.pattern,
-            text,
-            re.I,
-        ):
-            return True
-        appos = _NEW_APPOSITION.match(text)
-        if (appos and pattern.fullmatch(appos.group(1).strip())) or pattern.fullmatch(_apposition_name(text)):
-            return True
-        for verb in INTRODUCE.finditer(text):
-            found = pattern.search(text, verb.end())
-            if found is None:
-                continue
-            if _inside_longer_name(text, found.start(), found.end()):
-                continue  # "we introduce SAE Match", "Adaptive Transformer Programs": a longer name
-            if re.match(r"(?:\s+[\w-]+){1,8}?\s*\([^)]{2,20}\)", text[found.end() :]):
-                continue  # "Adam with Combinatorial Bandit Sampling (AdamCBS)": the start of a longer named phrase
-            paren = re.match(r"\s*\(([A-Za-z][\w-]{1,19})\)", text[found.end() :])
-            if paren and " " in term:
-                acronym, letters = paren.group(1).upper().replace("-", "").rstrip("S"), initials(term)
-                if acronym != letters and acronym.endswith(letters):
-                    continue  # "pessimistic proximal policy optimization (PPPO)": the end of a longer name
-            if found.group(0)[:1].islower() and re.match(
-                r"\s+(?!(?:to|that|which|for|as|and|or|in|on|with|by|is|are)\b)[a-z]", text[found.end() :]
-            ):
-                continue  # "an offline chain-of-thought evaluation framework": a common term modifying a noun
-            between = text[verb.end() : found.start()]
-            if found.start() > 0 and text[found.start() - 1] == "(":
-                between = between[: _expansion_start(between[:-1])]
-            elif _VARIANT.search(between) and found.group(0)[:1].isupper():
-                continue  # "we propose a randomized Frank-Wolfe algorithm": a variant of an existing method
-            elif (
-                found.group(0)[:1].islower() and _KIND_OF.search(between) and not re.search(r"\b(?:and|or)\b", between)
-            ):
-                continue  # "we further propose meta knowledge distillation": a kind of the term, not the term
-            words = [w.lower() for w in re.findall(r"[\w'-]+", between)]
-            if len(words) <= 12 and not any(w in _USE_WORDS for w in words):
-                return True
-    return False
-
-
 def derive_label(abstract: str, max_chars: int = 60) -> str:
     """A short handle for a paper without a title: the name it introduces, else its clipped
     first sentence."""
@@ -686,15 +546,6 @@ def for_terminal(text: str) -> str:
     return plain(printable(text))
 
 
-def terminal_clip(text: str, max_chars: int) -> str:
-    """At most `max_chars` characters of `text` as a terminal shows it: rendered first, then cut,
-    so a cut can never fall inside LaTeX (`…towards an $\\t`)."""
-    return clip(for_terminal(text), max_chars)
-
-
-# -- authors --------------------------------------------------------------------------------
-
-
 def format_authors(
     authors: Sequence[str], truncated: bool = False, limit: int | None = None, style: str = "text"
 ) -> str:
@@ -739,78 +590,9 @@ def join_sentences(parts: Sequence[str]) -> str:
 
 # -- numbers as values ----------------------------------------------------------------------
 
+
 # A number that states a value ("55.25%", "8.5\%", "1.11x–2.23x", "26,206", "16 million"), not
 # one inside a name ("STL-10", "GPT-4o", "ResNet-50", "Llama-3.1-8B").
-_AMOUNT = (
-    r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
-    r"(?:\s?(?:\\?%|×|x(?![a-z])|-fold|\s(?:million|billion|thousand|times|points?|pp)\b|[kKMB]\b))?"
-)
-_VALUE = rf"(?<![\w.\-/]){_AMOUNT}"
-VALUE_NUMBER = re.compile(rf"{_VALUE}(?:\s?(?:–|-|to)\s?{_AMOUNT})?")
-
-
-def value_numbers(sentence: str) -> list[str]:
-    """Numbers that state values in a sentence, as written, ranges whole ("1.11x–2.23x"); not
-    years, nor the markers of an enumeration ("(1) distribution shifts … and (2) …")."""
-    return [
-        m.group(0)
-        for m in VALUE_NUMBER.finditer(sentence)
-        if not re.fullmatch(r"(?:19|20)\d\d", m.group(0)) and not _enumeration(sentence, m)
-    ]
-
-
-def _enumeration(sentence: str, match: re.Match[str]) -> bool:
-    """A one- or two-digit number in "(1)" or "1)" opening an item of a list."""
-    if not re.fullmatch(r"\d{1,2}", match.group(0)):
-        return False
-    after = sentence[match.end() : match.end() + 1]
-    before = sentence[max(0, match.start() - 1) : match.start()]
-    return after == ")" and (before == "(" or before in ("", " "))
-
-
-# Counts written as words ("four text classification datasets", "nine datasets"); "one" is left
-# out: "one of the", "one can" are not counts.
-NUMBER_WORDS = re.compile(
-    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|twenty|thirty|"
-    r"forty|fifty|hundred|thousand|dozens?|hundreds|thousands|millions|billions)\b",
-    re.I,
-)
-
-
-def stated_numbers(sentence: str) -> list[str]:
-    """The values a sentence states: its value numbers, else its counts written as words."""
-    return value_numbers(sentence) or [m.group(0) for m in NUMBER_WORDS.finditer(sentence)]
-
-
-def bold_numbers(sentence: str, skip: Sequence[str] = ()) -> str:
-    """The sentence with its value numbers in Markdown bold ("by up to **8.5%**"), except
-    numbers in `skip` (those the question itself states), years, and numbers inside LaTeX math
-    (`$10^{-45}$`: bold markers there would break the math)."""
-    skipped = {s.strip() for s in skip}
-    math = [m.span() for m in re.finditer(r"\$[^$]{0,200}\$", sentence)]
-    # When some numbers carry a unit (%, x, million) those are the answer; bare counts ("16
-    # existing methods") then stay plain.
-    with_unit = any(re.search(r"[^\d.,\s]", m.group(0)) for m in VALUE_NUMBER.finditer(sentence))
-
-    def repl(match: re.Match[str]) -> str:
-        text = match.group(0)
-        if any(start < match.start() < end for start, end in math):
-            return text
-        if (
-            sentence[max(0, match.start() - 2) : match.start()] == "**"
-            or sentence[match.end() : match.end() + 2] == "**"
-        ):
-            return text  # already bold in the abstract
-        bare = re.sub(r"[^\d.,]", "", text).rstrip(".")
-        if bare in skipped or bare.replace(",", "") in skipped or re.fullmatch(r"(?:19|20)\d\d", text):
-            return text
-        if with_unit and not re.search(r"[^\d.,\s]", text):
-            return text
-        return f"**{text}**"
-
-    return VALUE_NUMBER.sub(repl, sentence)
-
-
 def clip(text: str, max_chars: int) -> str:
     """At most `max_chars` characters, cut at a word boundary, with an ellipsis when cut."""
     if len(text) <= max_chars:
@@ -819,18 +601,3 @@ def clip(text: str, max_chars: int) -> str:
 
 
 # -- what a text asserts ----------------------------------------------------------------------
-
-_QUOTED = re.compile(r"``(.{1,300}?)''|\"([^\"]{1,300})\"|“([^”]{1,300})”")
-_EXAMPLE_PAREN = re.compile(r"\((?:e\.g\.|i\.e\.|for example|for instance|such as)[^()]{0,300}\)", re.I)
-
-
-def asserted(text: str) -> str:
-    """The text without what it only cites as an example: quoted phrases of three words or more
-    ("if finetuned on "John Doe lives in Tokyo," …") and "(e.g., …)" asides. Quoted names
-    ("we introduce "Outlandish," a dataset") stay."""
-
-    def drop_long(match: re.Match[str]) -> str:
-        inner = next(g for g in match.groups() if g is not None)
-        return " " if len(inner.split()) >= 3 else match.group(0)
-
-    return _QUOTED.sub(drop_long, _EXAMPLE_PAREN.sub(" ", text))

@@ -159,7 +159,36 @@ BIBTEX = ToolSpec(
         ),
     ),
 )
-SPECS: dict[str, ToolSpec] = {s.name: s for s in (SEARCH, ASK, LOOKUP, BIBTEX)}
+TOPIC = Param(
+    "topic",
+    {**_TEXT, "maxLength": MAX_QUERY_CHARS},
+    "Only papers whose title or abstract contains every word of this text (any word form), e.g. 'safety'.",
+)
+COUNT = ToolSpec(
+    "count_papers",
+    "Count the papers of the collection that pass the filters and, with a topic, mention every topic word in the "
+    "title or abstract. Returns JSON: {count, of (papers passing the filters alone), filters, topic}. Use it for "
+    "'how many …' questions; list_papers shows which.",
+    (*FILTER_PARAMS, TOPIC),
+)
+LIST = ToolSpec(
+    "list_papers",
+    "List the papers that pass the filters and, with a topic, mention every topic word in the title or abstract, "
+    f"in catalogue order. Returns JSON: {{count, papers: [{{paper_id, title, authors, venue, year, track, "
+    f"decision}}]}} (no abstracts; fetch one with lookup_paper). {UNTRUSTED}",
+    (
+        *FILTER_PARAMS,
+        TOPIC,
+        Param(
+            "limit",
+            {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
+            f"Most papers to return, 1-{MAX_LIMIT} (default 20).",
+        ),
+    ),
+)
+SPECS: dict[str, ToolSpec] = {s.name: s for s in (SEARCH, ASK, LOOKUP, BIBTEX, COUNT, LIST)}
+# What the LLM answerer may call: not `ask` (itself) nor `bibtex` (nothing to answer with).
+LLM_TOOLS = ("search_papers", "lookup_paper", "count_papers", "list_papers")
 
 
 def _text(value: Any) -> str | None:
@@ -310,6 +339,62 @@ class PaperTools:
             raise ToolInputError(f"query is {len(text)} characters long; the limit is {MAX_QUERY_CHARS}")
         found = self.app.lookup(text or "", filters, _int("limit", limit, 1, MAX_LIMIT) or 20)
         return {"count": len(found), "papers": [paper_json(p) for p in found]}
+
+    def count_papers(
+        self,
+        venue: str | None = None,
+        year: int | None = None,
+        track: str | None = None,
+        decision: str | None = None,
+        author: str | None = None,
+        topic: str | None = None,
+    ) -> dict[str, Any]:
+        filters = filters_from(venue, year, track, decision, author)
+        found, of = self.app.papers_matching(filters, _text(topic) or "")
+        return {"count": len(found), "of": of, "filters": filters.public(), "topic": _text(topic) or ""}
+
+    def list_papers(
+        self,
+        venue: str | None = None,
+        year: int | None = None,
+        track: str | None = None,
+        decision: str | None = None,
+        author: str | None = None,
+        topic: str | None = None,
+        limit: int | None = None,
+    ) -> dict[str, Any]:
+        filters = filters_from(venue, year, track, decision, author)
+        found, _ = self.app.papers_matching(filters, _text(topic) or "")
+        shown = found[: _int("limit", limit, 1, MAX_LIMIT) or 20]
+        keep = ("paper_id", "title", "label", "authors", "authors_truncated", "venue", "year", "track", "decision")
+        return {
+            "count": len(found),
+            "papers": [{k: v for k, v in paper_json(p).items() if k in keep} for p in shown],
+        }
+
+    # -- the LLM answerer's tool box (rag.answer.ToolBox) -----------------------------------
+
+    def specs(self) -> list[dict[str, Any]]:
+        """The LLM's tools in OpenAI's function-calling format."""
+        return [
+            {
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "description": SPECS[name].description,
+                    "parameters": SPECS[name].input_schema(),
+                },
+            }
+            for name in LLM_TOOLS
+        ]
+
+    def run(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any] | str:
+        if name not in LLM_TOOLS:
+            raise ToolInputError(f"unknown tool {name!r}; the tools are {', '.join(LLM_TOOLS)}")
+        return self.call(name, arguments)
+
+    def paper(self, paper_id: str) -> Paper | None:
+        return self.app.paper(paper_id)
 
     def bibtex(self, paper_ids: list[str]) -> str:
         if isinstance(paper_ids, str):

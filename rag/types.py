@@ -112,6 +112,9 @@ class Hit:
     paper: Paper
     score: float
     ranks: dict[str, int] = field(default_factory=dict)  # rank in each ranker that found it
+    # each scoring ranker's own score for it (cosine for dense, BM25 for keyword): what the
+    # relevance model reads, beside the fused rank
+    signals: dict[str, float] = field(default_factory=dict)
 
     def public(self) -> dict[str, Any]:
         return {**self.paper.public(), "score": round(self.score, 6), "ranks": self.ranks}
@@ -177,13 +180,16 @@ class Answer:
     query: str = ""
     timings_ms: dict[str, float] = field(default_factory=dict)
     usage: dict[str, int] = field(default_factory=dict)
-    # The kind of question as the answerer understood it ("which-paper", "list", "numeric",
-    # "count", …), the filters it read in the question, and papers that are relevant but not
-    # cited: "Also relevant" beside an answer, "Related, not answering" beside an abstention.
+    # How the question was routed ("content", "count", "list", "authors-of", "field-of"; "llm"
+    # when the model decides), the filters read in the question, and papers that may bear on it
+    # but are not quoted ("Also relevant").
     kind: str = ""
     filters: dict[str, Any] = field(default_factory=dict)
     related: list[Paper] = field(default_factory=list)
-    reason: str = ""  # why the answer abstained (the gate's reason), "" when it answered
+    reason: str = ""  # why the answer abstained, "" when it answered
+    # the relevance model's probability that the best retrieved paper answers (offline content
+    # answers; None otherwise): the answer abstains below the model's threshold
+    confidence: float | None = None
 
     def public(self) -> dict[str, Any]:
         return {
@@ -197,6 +203,7 @@ class Answer:
             "citations": [c.public() for c in self.citations],
             "related": [{k: v for k, v in p.public().items() if k != "abstract"} for p in self.related],
             "reason": self.reason,
+            "confidence": self.confidence,
             "claims": [c.public() for c in self.claims],
             "unsupported_claims": sum(1 for c in self.claims if not c.supported),
             "removed_citations": self.removed_citations,

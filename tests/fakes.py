@@ -11,15 +11,24 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from rag.answer import AnswerPipeline, ExtractiveAnswerer
+from rag.answer import AnswerPipeline, LLMAnswerer
 from rag.catalog import Catalog, Filters
-from rag.chatmodel import Message, Usage
+from rag.catalogue import CatalogueAnswerer
+from rag.chatmodel import Message, ToolCall, Usage
 from rag.cite import SupportChecker
+from rag.compose import ExtractiveAnswerer
 from rag.embed import HashEmbedder
+from rag.keyword import TOKENIZE
+from rag.logistic import LogisticModel
+from rag.relevance import MODEL_FILE as RELEVANCE
+from rag.relevance import Relevance
 from rag.retrieve import SearchResult
+from rag.route import Router
+from rag.sentences import MODEL_FILE as SENTENCES
+from rag.sentences import SentenceScorer
 from rag.types import Hit, Paper
 
 
@@ -45,6 +54,11 @@ class FakeChatModel:
 
     def complete(self, messages: list[Message], usage: Usage, max_tokens: int | None = None) -> str:
         return "".join(self.stream(messages, usage, max_tokens))
+
+    def stream_turn(
+        self, messages: list[Message], tools: list[dict[str, object]], usage: Usage, max_tokens: int | None = None
+    ) -> Iterator[str | ToolCall]:
+        yield from self.stream(messages, usage, max_tokens)
 
 
 def _words(text: str) -> set[str]:
@@ -122,18 +136,36 @@ def corpus() -> list[Paper]:
     ]
 
 
+def frequencies(papers: list[Paper]) -> Callable[[Sequence[int]], tuple[list[int], int]]:
+    """Document frequencies of term ids over the papers, as the keyword index gives them."""
+    held = [set(TOKENIZE(f"{p.title} {p.label} {p.abstract}")) for p in papers]
+    return lambda terms: ([sum(1 for h in held if t in h) for t in terms], len(held))
+
+
 def pipeline(
-    papers: list[Paper] | None = None, answerer: object | None = None
+    papers: list[Paper] | None = None, llm: LLMAnswerer | None = None, abstain_threshold: float | None = None
 ) -> tuple[AnswerPipeline, KeywordRetriever]:
-    """A real AnswerPipeline over `papers` with the hashing embedder (no model files needed)."""
-    retriever = KeywordRetriever(papers or corpus())
+    """A real AnswerPipeline over `papers` with the hashing embedder and the shipped models."""
+    papers = papers or corpus()
+    retriever = KeywordRetriever(papers)
     checker = SupportChecker(HashEmbedder(), threshold=0.3)
+    relevance = Relevance(
+        checker.vectors,
+        LogisticModel.load(RELEVANCE, "paper"),
+        LogisticModel.load(RELEVANCE, "answerable"),
+        TOKENIZE,
+        frequencies(papers),
+        abstain_threshold,
+    )
     pipe = AnswerPipeline(
-        retriever,
-        answerer or ExtractiveAnswerer(),
+        retriever,  # type: ignore[arg-type]  # the Retriever's search, over a fixed list
+        relevance,
         checker,
+        Router.load(),
+        CatalogueAnswerer(TOKENIZE),
+        ExtractiveAnswerer(SentenceScorer(LogisticModel.load(SENTENCES), TOKENIZE)),
+        llm,
         k=4,
         catalog=lambda: retriever.catalog,
-        min_similarity=0.1,
     )
     return pipe, retriever

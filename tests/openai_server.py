@@ -13,6 +13,13 @@ Replies come from a queue, one per chat request; each is a dict:
                                        (a server that ignores max_tokens)
     {"delay": 2.0, ...}                wait this long before answering (combines with the others)
     {"content": "...", "word_delay": 0.05}  a stream that waits this many seconds between words
+    {"reply": f}                       the text f(request body) returns, answered as "content"
+    {"tool_calls": [{"name": n, "arguments": {...}}, ...]}  the model calls tools: streamed as
+                                       OpenAI does, each call's id and name first, then its JSON
+                                       arguments in pieces of a few characters ("whole": true sends
+                                       each call in one chunk, as some servers do)
+A server made with `tools=False` refuses every request that carries tools with a 400 naming them,
+as Ollama does for a model without function calling.
 When the queue is empty the server answers {"content": default}. Every request is recorded, and
 every stream the server stops writing because the client went away is counted in `hangups`."""
 
@@ -28,7 +35,8 @@ from typing import Any
 
 
 class FakeOpenAI:
-    def __init__(self, default: str = "INSUFFICIENT_EVIDENCE") -> None:
+    def __init__(self, default: str = "INSUFFICIENT_EVIDENCE", tools: bool = True) -> None:
+        self.tools = tools
         self.replies: deque[dict[str, Any]] = deque()
         self.requests: list[dict[str, Any]] = []
         self.default = default
@@ -68,7 +76,11 @@ class FakeOpenAI:
                     return self._error(404, "unknown path", "invalid_request_error")
                 if body.get("model") not in server.models:
                     return self._error(404, f"The model `{body.get('model')}` does not exist", "invalid_request_error")
+                if body.get("tools") and not server.tools:
+                    return self._error(400, "registry/test-model does not support tools", "invalid_request_error")
                 reply = server.replies.popleft() if server.replies else {"content": server.default}
+                if callable(reply.get("reply")):  # a reply written from the request (e.g. its tool results)
+                    reply = {**reply, "content": reply["reply"](body)}
                 if reply.get("delay"):
                     time.sleep(float(reply["delay"]))
                 if "status" in reply:
@@ -87,6 +99,8 @@ class FakeOpenAI:
                     self.end_headers()
                     self.wfile.write(data)
                     return None
+                if body.get("stream") and "tool_calls" in reply:
+                    return self._stream_tool_calls(reply)
                 if body.get("stream"):
                     return self._stream(reply)
                 return self._send(
@@ -134,6 +148,45 @@ class FakeOpenAI:
                     ],
                 }
                 return f"data: {json.dumps(event)}\n\n".encode()
+
+            def _stream_tool_calls(self, reply: dict[str, Any]) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+
+                def event(delta: dict[str, Any], finish: str | None = None) -> None:
+                    body = {
+                        "id": "chatcmpl-test",
+                        "object": "chat.completion.chunk",
+                        "created": 0,
+                        "model": "test-model",
+                        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+                    }
+                    data = f"data: {json.dumps(body)}\n\n".encode()
+                    self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                    self.wfile.flush()
+
+                for index, call in enumerate(reply["tool_calls"]):
+                    arguments = json.dumps(call.get("arguments", {}))
+                    head = {
+                        "index": index,
+                        "id": f"call_{index}",
+                        "type": "function",
+                        "function": {"name": call["name"]},
+                    }
+                    if reply.get("whole"):
+                        head["function"]["arguments"] = arguments
+                        event({"role": "assistant", "tool_calls": [head]})
+                        continue
+                    head["function"]["arguments"] = ""
+                    event({"role": "assistant", "tool_calls": [head]})
+                    for at in range(0, len(arguments), 5):
+                        event({"tool_calls": [{"index": index, "function": {"arguments": arguments[at : at + 5]}}]})
+                event({}, "tool_calls")
+                data = b"data: [DONE]\n\n"
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                self.wfile.write(b"0\r\n\r\n")
 
             def _stream(self, reply: dict[str, Any]) -> None:
                 self.send_response(200)

@@ -132,10 +132,97 @@ def test_abstain_sentinel(sample_app: App, server: FakeOpenAI) -> None:
     assert answer.abstained and answer.citations == [] and "does not say" in answer.text
 
 
-def test_off_topic_question_abstains_without_calling_the_llm(sample_app: App, server: FakeOpenAI) -> None:
+def test_the_model_decides_an_off_topic_question_itself(sample_app: App, server: FakeOpenAI) -> None:
+    """No rule stands between the search and the model: it reads the sources and abstains itself."""
     app = llm_app(sample_app.settings.home, server)
+    server.replies.append({"content": "INSUFFICIENT_EVIDENCE"})
     answer = app.pipeline.answer("What is the capital of Australia?")
-    assert answer.abstained and answer.citations == [] and server.chat_requests() == []
+    requests = server.chat_requests()
+    assert len(requests) == 1 and "<source id=" in requests[0]["messages"][1]["content"]
+    assert answer.abstained and answer.citations == [] and answer.reason == "the LLM found no answer in the sources"
+
+
+def test_a_question_the_offline_layer_would_abstain_on_reaches_the_model(sample_app: App, server: FakeOpenAI) -> None:
+    """Two classes the offline relevance model abstains on (a name no abstract holds; a question
+    far from every sentence) go to the model all the same, and its cited answer stands."""
+    app = llm_app(sample_app.settings.home, server)
+    server.replies.append({"content": PLNL_SENTENCE})
+    answer = app.pipeline.answer("Did the STL-10 thing with partial labels beat 50 percent?")
+    assert len(server.chat_requests()) == 1
+    assert not answer.abstained and answer.citations and answer.citations[0].supported
+
+
+def tool_messages(request: dict) -> list[dict]:
+    return [m for m in request["messages"] if m["role"] == "tool"]
+
+
+@pytest.mark.parametrize("whole", [False, True])
+def test_the_model_counts_with_a_tool_call(sample_app: App, server: FakeOpenAI, whole: bool) -> None:
+    """A catalogue question on the LLM path: the model calls count_papers (streamed in fragments,
+    or whole), gets the catalogue's figure and writes the answer."""
+    app = llm_app(sample_app.settings.home, server)
+    server.replies.append(
+        {"tool_calls": [{"name": "count_papers", "arguments": {"venue": "ICML", "year": 2025}}], "whole": whole}
+    )
+    server.replies.append({"content": "The collection holds 20 ICML 2025 papers."})
+    answer = app.pipeline.answer("How many ICML 2025 papers are in the collection?")
+    first, second = server.chat_requests()
+    names = [t["function"]["name"] for t in first["tools"]]
+    assert sorted(names) == ["count_papers", "list_papers", "lookup_paper", "search_papers"]
+    result = json.loads(tool_messages(second)[0]["content"])
+    assert result["count"] == 20 and result["filters"]["venue"] == "ICML"
+    assert second["messages"][-2]["tool_calls"][0]["function"]["name"] == "count_papers"
+    assert "20 ICML 2025 papers" in answer.text and not answer.abstained
+
+
+def test_the_model_lists_and_looks_up_and_cites_what_the_tools_returned(sample_app: App, server: FakeOpenAI) -> None:
+    """Papers a tool returns get source numbers the model can cite; the citation is then checked
+    against that paper like any other."""
+    app = llm_app(sample_app.settings.home, server)
+
+    def cite_the_lookup(body: dict) -> str:
+        found = json.loads(tool_messages(body)[1]["content"])["papers"][0]
+        return f"PersuasionBench measures the persuasion abilities of large language models {found['cite_as']}."
+
+    server.replies.extend(
+        [
+            {
+                "tool_calls": [
+                    {"name": "list_papers", "arguments": {"track": "position"}},
+                    {"name": "lookup_paper", "arguments": {"query": "PersuasionBench"}},
+                ]
+            },
+            {"reply": cite_the_lookup},
+        ]
+    )
+    answer = app.pipeline.answer("Which position papers are there, and what measures persuasion?")
+    listed = json.loads(tool_messages(server.chat_requests()[-1])[0]["content"])
+    assert listed["count"] == 3 and all("abstract" not in p and p["cite_as"].startswith("[") for p in listed["papers"])
+    assert [c.paper.label for c in answer.citations] == ["PersuasionBench"] and answer.citations[0].supported
+
+
+def test_an_endpoint_without_tools_gets_the_sources_alone(sample_app: App) -> None:
+    with FakeOpenAI(tools=False) as server:
+        app = llm_app(sample_app.settings.home, server)
+        server.replies.append({"content": PLNL_SENTENCE})
+        answer = app.pipeline.answer("What STL-10 accuracy does PLNL reach?")
+        first, second = server.chat_requests()
+        assert first.get("tools") and not second.get("tools")
+        assert answer.citations and answer.citations[0].supported
+        server.replies.append({"content": PLNL_SENTENCE})
+        app.pipeline.answer("What STL-10 accuracy does PLNL reach?")
+        assert not server.chat_requests()[2].get("tools")  # not offered again to this endpoint
+
+
+def test_a_bad_tool_call_comes_back_as_an_error_the_model_can_read(sample_app: App, server: FakeOpenAI) -> None:
+    app = llm_app(sample_app.settings.home, server)
+    server.replies.append({"tool_calls": [{"name": "count_papers", "arguments": {"year": "soon"}}]})
+    server.replies.append({"tool_calls": [{"name": "delete_everything", "arguments": {}}]})
+    server.replies.append({"content": "INSUFFICIENT_EVIDENCE"})
+    answer = app.pipeline.answer("How many papers are there this year?")
+    errors = [json.loads(m["content"]) for m in tool_messages(server.chat_requests()[-1])]
+    assert "year must be a whole number" in errors[0]["error"] and "unknown tool" in errors[1]["error"]
+    assert answer.abstained
 
 
 INJECTION = (

@@ -1,6 +1,6 @@
 """Fast unit tests of the answer side, no model files: citations (parsing, stripping, renumbering,
-streaming), catalogue-field checks, question kinds and filters, the introduce rule, numbers, and
-the pipeline end to end with an in-process chat model and a keyword retriever (tests/fakes.py)."""
+streaming), catalogue-field checks, catalogue answers, and the pipeline end to end with an
+in-process chat model and a keyword retriever (tests/fakes.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ from collections import deque
 import pytest
 
 from rag.answer import ABSTAIN_SENTINEL, LLMAnswerer
-from rag.catalog import Catalog, Filters
-from rag.chat import ChatSession, Turn, heuristic_condense
+from rag.chat import ChatSession
 from rag.cite import (
     StreamRenumberer,
     SupportChecker,
@@ -23,8 +22,6 @@ from rag.cite import (
 )
 from rag.embed import HashEmbedder
 from rag.errors import LLMError
-from rag.question import Kind, parse
-from rag.text import bold_numbers, introduces, value_numbers
 from rag.types import Claim, Hit, Paper
 from tests.fakes import FakeChatModel, corpus, pipeline
 
@@ -104,112 +101,10 @@ def test_number_and_name_checks_use_the_cited_source() -> None:
 # -- text rules -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("abstract", "term", "expected"),
-    [
-        ("We propose GradSurg, a method for multi-task learning.", "GradSurg", True),
-        ("Gradient projection methods such as GradSurg are widely used.", "GradSurg", False),
-        ("We propose a new regularizer based on dropout for transformers.", "dropout", False),
-        ("We introduce LoRA-XS, a tiny adapter.", "LoRA", False),
-        ("In this work, we introduce SAE Match, a data-free method.", "SAE", False),
-        ("We propose Non-Uniform Calibration for Federated Learning (NUCFL), a framework.", "NUCFL", True),
-        ("We introduce Adam with Combinatorial Bandit Sampling (AdamCBS), an optimizer.", "Adam", False),
-        ("We propose an offline chain-of-thought evaluation framework, OCEAN.", "chain-of-thought", False),
-        ("A new optimizer, which we call AdamX, is proposed.", "AdamX", True),
-        ("We propose MA-RLHF, a simple yet effective RLHF framework with macro actions.", "RLHF", False),
-        (
-            "We ask whether a phenomenon that we call teacher hacking can occur during knowledge distillation.",
-            "knowledge distillation",
-            False,
-        ),
-    ],
-)
-def test_introduces_tells_introducing_from_using(abstract: str, term: str, expected: bool) -> None:
-    assert introduces(abstract, term) is expected
-
-
-def test_a_title_that_opens_with_the_name_introduces_it() -> None:
-    assert introduces("We study agents.", "Cybench", title="Cybench: A Framework for Evaluating Agents")
-    assert not introduces("We study agents.", "Cybench", title="Evaluating Agents on Cybench")
-
-
-def test_numbers_as_values_and_in_bold() -> None:
-    sentence = "It outperforms 16 methods on STL-10 and improves accuracy by up to 8.5% with GPT-4o."
-    assert value_numbers(sentence) == ["16", "8.5%"]
-    bolded = bold_numbers(sentence)
-    assert "**8.5%**" in bolded and "**16**" not in bolded and "STL-10" in bolded and "GPT-4o" in bolded
-    assert bold_numbers("CoS is **1.11x–2.23x** faster") == "CoS is **1.11x–2.23x** faster"
-
-
-# -- questions ------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("question", "kind"),
-    [
-        ("Which paper introduced GradSurg?", Kind.WHICH_PAPER),
-        ("Who proposed TabNet2?", Kind.WHICH_PAPER),
-        ("Which papers study gradient projection?", Kind.LIST),
-        ("By how much does GradSurg improve accuracy?", Kind.NUMERIC),
-        ("What is TabNet2?", Kind.DEFINITION),
-        ("How does GradSurg work?", Kind.MECHANISM),
-        ("Does gradient projection help when tasks are unrelated?", Kind.FINDING),
-        ("How many ICML 2025 papers are there?", Kind.COUNT),
-        ("Who wrote the paper on gradient surgery?", Kind.AUTHORS_OF),
-        ("Which papers by Grace Hopper are in the collection?", Kind.BY_AUTHOR),
-        ("What track is GradSurg in?", Kind.FIELD_OF),
-        ("Which position papers are there?", Kind.CATALOGUE_LIST),
-        ("Who painted the Mona Lisa?", Kind.GENERAL),
-    ],
-)
-def test_kinds_of_question(question: str, kind: Kind) -> None:
-    assert parse(question, Catalog.of(corpus())).kind is kind
-
-
-def test_filters_are_read_against_the_catalogue_values() -> None:
-    catalog = Catalog.of(corpus())
-    q = parse("Which ICML 2025 orals are position papers?", catalog)
-    assert q.filters == Filters(venue="ICML", year=2025, track="position", decision="Oral")
-    assert parse("Which paper from 1999 introduced GradSurg?", catalog).filters.year is None  # no paper has 1999
-    assert (
-        parse("Which ICLR or ICML paper introduced GradSurg?", catalog).filters.venue is None
-    )  # two venues: no filter
-    assert parse("What did Grace Hopper and Alan Turing write?", catalog).authors == ["Grace Hopper", "Alan Turing"]
-    assert parse("Who painted the Mona Lisa?", catalog).person
-
-
-# -- the pipeline, extractive ---------------------------------------------------------------
-
-
-def test_which_paper_cites_the_paper_that_introduces_the_name() -> None:
-    pipe, _ = pipeline()
-    answer = pipe.answer("Which paper introduced GradSurg?")
-    assert not answer.abstained and answer.kind == "which-paper"
-    assert answer.citations[0].paper.id == "p1" and answer.citations[0].n == 1
-    assert "GradSurg" in answer.claims[0].text
-    assert "p2" not in [c.paper.id for c in answer.citations]  # it only uses GradSurg
-
-
-def test_which_paper_abstains_when_sources_only_use_the_name() -> None:
-    pipe, _ = pipeline()
-    answer = pipe.answer("Which paper introduced gradient projection?")
-    assert answer.abstained and answer.citations == [] and answer.claims == []
-    assert "p2" in [p.id for p in answer.related] and "not answering" in answer.text
-    assert answer.public()["abstained"] is True and answer.public()["related"]
-
-
-def test_numeric_answer_puts_the_number_first_in_bold() -> None:
-    pipe, _ = pipeline()
-    answer = pipe.answer("By how much does GradSurg improve average accuracy?")
-    assert answer.kind == "numeric" and "4.2%" in answer.claims[0].text
-    first_quote = next(line for line in answer.text.splitlines() if line.startswith("- "))
-    assert "**4.2%**" in first_quote
-
-
 def test_citation_numbers_run_in_order_of_appearance() -> None:
     pipe, _ = pipeline()
-    answer = pipe.answer("Which papers are about multi-task learning?")
-    assert answer.kind == "list" and len(answer.citations) >= 2
+    answer = pipe.answer("Which papers are about multi-task learning?", k=3)
+    assert answer.citations
     shown = [int(n) for n in re.findall(r"\[(\d+)\]", answer.text)]
     assert shown[: len(answer.citations)] == list(range(1, len(answer.citations) + 1))
     assert all(answer.sources[c.n - 1].paper.id == c.paper.id for c in answer.citations)
@@ -263,14 +158,6 @@ def test_follow_up_about_its_authors_uses_the_previous_answer() -> None:
     assert not third.abstained and "Ada Lovelace" in third.text and third.citations[0].paper.id == "p1"
 
 
-def test_heuristic_condense_carries_the_subject_unless_a_paper_is_named() -> None:
-    pipe, retriever = pipeline()
-    first = pipe.answer("Which paper introduced GradSurg?")
-    history = [Turn("Which paper introduced GradSurg?", first)]
-    assert "GradSurg" in heuristic_condense("How much faster does it train?", history, retriever.catalog)
-    assert heuristic_condense("What is TabNet2?", history, retriever.catalog) == "What is TabNet2?"
-
-
 # -- the pipeline, with a chat model ----------------------------------------------------------
 
 
@@ -285,7 +172,7 @@ def test_llm_answer_is_stripped_renumbered_and_streamed_as_shown() -> None:
             ]
         )
     )
-    pipe, _ = pipeline(answerer=LLMAnswerer(model, context_tokens=2000))
+    pipe, _ = pipeline(llm=LLMAnswerer(model, context_tokens=2000))
     streamed: list[str] = []
     answer = pipe.answer(
         "Summarise the findings on gradient projection in multi-task learning", k=3, on_token=streamed.append
@@ -300,7 +187,7 @@ def test_llm_answer_is_stripped_renumbered_and_streamed_as_shown() -> None:
 
 def test_llm_sentinel_abstains_without_showing_the_sentinel() -> None:
     model = FakeChatModel(deque([ABSTAIN_SENTINEL]))
-    pipe, _ = pipeline(answerer=LLMAnswerer(model, context_tokens=2000))
+    pipe, _ = pipeline(llm=LLMAnswerer(model, context_tokens=2000))
     streamed: list[str] = []
     answer = pipe.answer(
         "Summarise the findings on gradient projection in multi-task learning", on_token=streamed.append
@@ -310,7 +197,7 @@ def test_llm_sentinel_abstains_without_showing_the_sentinel() -> None:
 
 def test_llm_empty_reply_is_an_error_not_an_empty_answer() -> None:
     model = FakeChatModel(deque(["   "]))
-    pipe, _ = pipeline(answerer=LLMAnswerer(model, context_tokens=2000))
+    pipe, _ = pipeline(llm=LLMAnswerer(model, context_tokens=2000))
     with pytest.raises(LLMError, match="empty"):
         pipe.answer("Summarise the findings on gradient projection in multi-task learning")
 
@@ -325,7 +212,7 @@ def test_llm_condenses_follow_ups() -> None:
             ]
         )
     )
-    pipe, retriever = pipeline(answerer=LLMAnswerer(model, context_tokens=2000))
+    pipe, retriever = pipeline(llm=LLMAnswerer(model, context_tokens=2000))
     session = ChatSession(pipe, retriever.catalog, model)
     session.ask("By how much does GradSurg improve average accuracy?")
     second = session.ask("How much does it reduce training time?")
@@ -344,63 +231,3 @@ def test_sources_share_the_token_budget_fairly() -> None:
     from rag.chunk import count_tokens
 
     assert count_tokens(block) <= 1200 and small.abstract in block and '<source id="2">' in block
-
-
-def test_a_namesake_of_another_kind_does_not_introduce_the_name() -> None:
-    agent = (
-        "We introduce ADAM, an embodied causal agent in open-world environments.",
-        "ADAM: An Embodied Causal Agent",
-    )
-    optimizer = ("We propose AdamW2, an optimizer that decouples weight decay.", "AdamW2: Decoupled Decay")
-    adam = parse("Which paper proposed the Adam optimizer?")
-    assert not adam.introduced_in(*agent) and not adam.introduced_in(*optimizer)
-    assert parse("Which paper introduced the ADAM agent?").introduced_in(*agent)
-    assert parse("Which paper introduced the Cybench benchmark?").introduced_in(
-        "We introduce Cybench, a framework for evaluating agents.", "Cybench: A Framework"
-    )
-
-
-def test_names_only_quoted_as_examples_do_not_answer() -> None:
-    papers = corpus() + [
-        Paper(
-            id="p5",
-            title="Editing Multi-Hop Knowledge",
-            venue="ICML",
-            year=2025,
-            abstract=(
-                "Knowledge editing works when targets are simple and direct "
-                "(e.g., ``what club does Lionel Messi currently "
-                "play for?''). We show that multi-hop edits fail on 40% of chains."
-            ),
-        )
-    ]
-    pipe, _ = pipeline(papers)
-    answer = pipe.answer("What club does Lionel Messi currently play for?")
-    assert answer.abstained and "only in examples" in answer.reason
-
-
-def test_numeric_questions_want_the_unit_they_ask_for() -> None:
-    from rag.question import wanted_unit
-
-    assert wanted_unit("What is the price of a Tesla Cybertruck?").search("costs $60,000")  # type: ignore[union-attr]
-    assert not wanted_unit("What is the price of a Tesla Cybertruck?").search("phase 3 trial")  # type: ignore[union-attr]
-    assert not wanted_unit("How long does the vaccine protect?").search("a phase 3 trial")  # type: ignore[union-attr]
-    assert wanted_unit("By how much does GradSurg improve accuracy?") is None
-    pipe, _ = pipeline()
-    assert pipe.answer("How long does GradSurg take to train on NYUv2?").abstained  # it states a factor, not a time
-
-
-def test_common_words_name_a_paper_only_as_written_in_capitals() -> None:
-    papers = corpus() + [Paper(id="g", title="GETS: Ensemble Temperature Scaling", abstract="The model gets better.")]
-    catalog = Catalog.of(papers)
-    assert catalog.papers_named_in("Was GETS an oral?") == ["g"]
-    assert catalog.papers_named_in("What gets better with scale?") == []
-    assert catalog.papers_named_in("Who wrote gradsurg?") == ["p1"]  # a coined name: any case
-
-
-def test_the_attribute_asked_for_must_be_stated() -> None:
-    q = parse("What is the recommended dose of the TabNet2 model?", Catalog.of(corpus()))
-    assert q.attribute == "recommended dose" and parse("What is the main idea of TabNet2?").attribute == ""
-    pipe, _ = pipeline()
-    assert pipe.answer("What is the recommended dose of the TabNet2 model?").abstained
-    assert not pipe.answer("What is the accuracy of TabNet2 on the Adult dataset?").abstained

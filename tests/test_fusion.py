@@ -1,48 +1,42 @@
-"""Weighted reciprocal-rank fusion (rag.retrieve.fuse): pure arithmetic, no index, no I/O.
-score(p) = sum over rankings of weight / (k + rank), rank counted from 1."""
+"""The fusion of the dense and keyword rankers and the names boost (rag.retrieve.fuse): pure
+arithmetic on rankings, no index."""
 
 from __future__ import annotations
 
 import pytest
 
-from rag.retrieve import Ranking, fuse
+from rag.retrieve import Fusion, Ranking, fuse
 
 
-def test_one_ranking_scores_each_paper_by_its_rank() -> None:
-    scores = fuse([Ranking("dense", ["a", "b", "c"])], k=10)
-    assert scores == pytest.approx({"a": 1 / 11, "b": 1 / 12, "c": 1 / 13})
+def test_each_scored_ranker_is_scaled_to_its_own_range_then_weighed() -> None:
+    dense = Ranking("dense", ["a", "b", "c"], [0.9, 0.5, 0.1])
+    keyword = Ranking("keyword", ["c", "a"], [30.0, 10.0])
+    scores = fuse([dense, keyword], Fusion(dense=0.25, names=0.0))
+    # dense: a 1.0, b 0.5, c 0.0; keyword: c 1.0, a 0.0
+    assert scores == pytest.approx({"a": 0.25, "b": 0.125, "c": 0.75})
 
 
-def test_a_paper_in_several_rankings_adds_up() -> None:
-    scores = fuse([Ranking("dense", ["a", "b"]), Ranking("keyword", ["b", "c"])], k=10)
-    assert scores == pytest.approx({"a": 1 / 11, "b": 1 / 12 + 1 / 11, "c": 1 / 12})
-    assert max(scores, key=scores.__getitem__) == "b"  # second and first beats first alone
+def test_the_weight_moves_the_order_between_the_two_rankers() -> None:
+    dense = Ranking("dense", ["a", "b"], [0.9, 0.1])
+    keyword = Ranking("keyword", ["b", "a"], [9.0, 1.0])
+    by_dense = fuse([dense, keyword], Fusion(dense=0.8, names=0.0))
+    by_keyword = fuse([dense, keyword], Fusion(dense=0.2, names=0.0))
+    assert max(by_dense, key=by_dense.__getitem__) == "a" and max(by_keyword, key=by_keyword.__getitem__) == "b"
 
 
-def test_weights_scale_a_rankings_share() -> None:
-    plain = fuse([Ranking("dense", ["a"]), Ranking("names", ["b"])], k=10)
-    assert plain["a"] == plain["b"]
-    weighted = fuse([Ranking("dense", ["a"]), Ranking("names", ["b"], weight=2.0)], k=10)
-    assert weighted == pytest.approx({"a": 1 / 11, "b": 2 / 11})
-    silent = fuse([Ranking("dense", ["a"]), Ranking("facets", ["b"], weight=0.0)], k=10)
-    assert silent["b"] == 0.0 < silent["a"]
+def test_a_named_paper_is_lifted_by_its_place_in_the_names_ranking() -> None:
+    dense = Ranking("dense", ["a", "b"], [0.9, 0.8])
+    keyword = Ranking("keyword", ["a", "b"], [9.0, 8.0])
+    names = Ranking("names", ["b"])
+    scores = fuse([dense, keyword, names], Fusion(dense=0.5, names=2.5))
+    assert scores["a"] == pytest.approx(1.0) and scores["b"] == pytest.approx(2.5 / 2)
 
 
-def test_mirrored_ranks_tie_exactly() -> None:
-    scores = fuse([Ranking("dense", ["a", "b"]), Ranking("keyword", ["b", "a"])], k=10)
-    assert scores["a"] == scores["b"]  # the retriever breaks such ties by dense rank, then id
-
-
-def test_k_decides_between_one_lists_top_and_both_lists_middle() -> None:
-    # "top" is first in one ranking only; "middle" is fourth in both.
-    rankings = [Ranking("dense", ["top", "x", "y", "middle"]), Ranking("keyword", ["p", "q", "r", "middle"])]
-    small = fuse(rankings, k=1)  # top: 1/2 = 0.5; middle: 2/5 = 0.4
-    assert small["top"] > small["middle"]
-    large = fuse(rankings, k=60)  # top: 1/61 ~ 0.016; middle: 2/64 ~ 0.031
-    assert large["middle"] > large["top"]
-    assert small["top"] == pytest.approx(0.5) and large["middle"] == pytest.approx(2 / 64)
+def test_a_lone_scored_ranker_keeps_its_order_and_a_single_score_is_not_zero() -> None:
+    scores = fuse([Ranking("keyword", ["x", "y"], [4.0, 2.0])], Fusion())
+    assert scores["x"] > scores["y"]
+    assert fuse([Ranking("dense", ["only"], [0.3])], Fusion()) == {"only": 1.0}
 
 
 def test_no_rankings_or_empty_ones_give_no_scores() -> None:
-    assert fuse([], k=10) == {}
-    assert fuse([Ranking("dense", []), Ranking("keyword", [])], k=10) == {}
+    assert fuse([], Fusion()) == {} and fuse([Ranking("dense", [], [])], Fusion()) == {}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rag.retrieve import Weights, name_words
+from rag.retrieve import name_words
 from tests.conftest import hash_app
 
 PAPERS = (
@@ -105,28 +105,3 @@ def test_name_words_keep_coined_and_rare_words() -> None:
         lambda word: counts.get(word.lower(), 100),
     )
     assert words == ["NUCFL", "TGB-Seq", "Celcomen", "gradsurg"]
-
-
-def test_mentions_rank_the_papers_that_contain_a_coined_name_as_written(tmp_path: Path) -> None:
-    """ "Which paper evaluates on COCO?" ranks the papers that mention COCO, not those that
-    repeat the query's common words; and a coined word is checked as written, since the keyword
-    index folds case ("GeTS" is not every "gets")."""
-    extra = [
-        {"id": "coco", "title": "A detector", "abstract": "We evaluate our detector on COCO."},
-        {"id": "bench", "title": "Benchmarks", "abstract": "An object detection benchmark: detection, detection."},
-        {"id": "gets1", "title": "Learning what it gets", "abstract": "A learner gets rewards and gets better."},
-        {"id": "gets2", "title": "Temperature ensembles", "abstract": "We propose GeTS, an ensemble scaler."},
-    ]
-    data = tmp_path / "papers.jsonl"
-    data.write_text("".join(json.dumps(p) + "\n" for p in [*PAPERS, *extra]))
-    app = hash_app(tmp_path / "home")
-    app.ingest([data], progress=False)
-    loaded = app.index.load()
-    retriever = app.retriever
-    query = "Which paper evaluates on the COCO object detection benchmark?"
-    assert retriever.mentions(loaded, query, ["COCO"], 10, None) == ["coco"]
-    assert retriever.mentions(loaded, "How does GeTS scale?", ["GeTS"], 10, None) == ["gets2"]
-    with_mentions = {h.paper.id: h.score for h in app.search(query, k=20).hits}
-    retriever.weights = Weights(mentions=0.0)
-    without = {h.paper.id: h.score for h in app.search(query, k=20).hits}
-    assert with_mentions["coco"] > without["coco"] and with_mentions["bench"] == without["bench"]

@@ -87,7 +87,7 @@ def test_eval_config_with_a_misspelled_key_fails_before_running(tmp_path: Path) 
     dataset = ROOT / "eval" / "datasets" / "dev.jsonl"
     out = run_rag("eval", str(dataset), "--config", "k10:kk=10", env={"RAG_HOME": str(tmp_path)})
     assert out.returncode == 2 and "unknown setting kk (did you mean k?)" in out.stderr
-    assert "rrf_k" in out.stderr and "Traceback" not in out.stderr
+    assert "dense_weight" in out.stderr and "Traceback" not in out.stderr
 
 
 def test_version_is_the_installed_package_version() -> None:

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from rag.catalog import Filters
-from rag.catalog_answers import describe
+from rag.catalogue import describe
 from rag.cite import bibtex_entry
 from rag.text import format_authors, normalise, plain, split_sentences
 from rag.types import Answer, Citation, Paper

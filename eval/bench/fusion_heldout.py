@@ -1,0 +1,216 @@
+"""Which rankers earn their place, and how to fuse them, on held-out splits.
+
+    python -m eval.bench.fusion_heldout --home conf=DIR --home scifact=DIR [--cache FILE] [--test]
+
+Each ranker runs once per answerable question without history (its top 100, with scores where it
+has them) over the conference sources (writers' and mechanical sets) and SciFact's claims; the
+rankings are cached, so variants are compared in seconds. Prints nDCG@10 and Recall@5 per split:
+every ranker alone, the fusion with each ranker left out (ablation), and the fusion variants.
+Choices are made on `validation`; `--test` adds the test column once the choice is made."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from eval.dataset import load_items
+from eval.heldout import SOURCES, item_split, raw_records
+from eval.metrics import mean, ndcg_at_k, recall_at_k
+from eval.splits import SPLITS
+
+DEPTH = 50  # the retriever's candidates per ranker (RAG_CANDIDATES)
+Run = dict[str, Any]  # {"gold": [...], "split": str, "set": str, "rankings": {name: [[pid, score], ...]}}
+
+
+def collect(index: str, home: Path) -> list[Run]:
+    os.environ["RAG_HOME"] = str(home)
+    from rag.app import App
+    from rag.retrieve import Mode
+    from rag.settings import Settings
+
+    app = App(Settings())
+    loaded = app.index.load()
+    runs: list[Run] = []
+    for source in SOURCES:
+        if source.index != index or not source.path.exists():
+            continue
+        items, _ = load_items(source.path, loaded.catalog)
+        raw = raw_records(source.path)
+        for item in items:
+            if not item.answerable or not item.gold_ids or item.history:
+                continue
+            ranked = app.retriever.rankings(loaded, item.question, DEPTH, None, Mode.HYBRID)
+            runs.append(
+                {
+                    "gold": item.gold_ids,
+                    "split": item_split(item, raw.get(item.id, {}), source),
+                    "set": "scifact" if index == "scifact" else "conf",
+                    "source": source.name,
+                    "rankings": {
+                        r.name: [[p, r.scores[i] if r.scores else 0.0] for i, p in enumerate(r.papers)] for r in ranked
+                    },
+                }
+            )
+    return runs
+
+
+Fusion = Callable[[dict[str, list[list[Any]]]], list[str]]
+
+
+def rrf(weights: dict[str, float], k: float) -> Fusion:
+    def fuse(rankings: dict[str, list[list[Any]]]) -> list[str]:
+        scores: dict[str, float] = {}
+        for name, ranked in rankings.items():
+            w = weights.get(name, 0.0)
+            for rank, (pid, _) in enumerate(ranked, start=1):
+                scores[pid] = scores.get(pid, 0.0) + w / (k + rank)
+        return sorted(scores, key=lambda p: (-scores[p], p))
+
+    return fuse
+
+
+def convex(alpha: float, boosts: dict[str, float], k: float, norm: str = "max") -> Fusion:
+    """alpha * dense cosine + (1 - alpha) * BM25 normalised within the candidates, plus
+    reciprocal-rank boosts from the rankers that only order (names, mentions, authors, facets)."""
+
+    def fuse(rankings: dict[str, list[list[Any]]]) -> list[str]:
+        scores: dict[str, float] = {}
+        for name, weight in (("dense", alpha), ("keyword", 1 - alpha)):
+            ranked = rankings.get(name, [])
+            if not ranked:
+                continue
+            values = [s for _, s in ranked]
+            top, low = max(values), min(values)
+            for pid, s in ranked:
+                if norm == "max":
+                    x = s / top if top > 0 else 0.0
+                else:  # min-max over the candidates
+                    x = (s - low) / (top - low) if top > low else 0.0
+                scores[pid] = scores.get(pid, 0.0) + weight * x
+        for name, w in boosts.items():
+            for rank, (pid, _) in enumerate(rankings.get(name, []), start=1):
+                scores[pid] = scores.get(pid, 0.0) + w / (k + rank)
+        return sorted(scores, key=lambda p: (-scores[p], p))
+
+    return fuse
+
+
+def library(dense: float, names: float) -> Fusion:
+    """The retriever's own fusion (rag.retrieve.fuse) over the cached rankings."""
+    from rag.retrieve import Fusion as Weights
+    from rag.retrieve import Ranking, fuse
+
+    def run(rankings: dict[str, list[list[Any]]]) -> list[str]:
+        built = [
+            Ranking(name, [p for p, _ in r], [s for _, s in r] if name in ("dense", "keyword") else [])
+            for name, r in rankings.items()
+            if name in ("dense", "keyword", "names")
+        ]
+        scores = fuse(built, Weights(dense=dense, names=names))
+        return sorted(scores, key=lambda p: (-scores[p], p))
+
+    return run
+
+
+def single(name: str) -> Fusion:
+    return lambda rankings: [p for p, _ in rankings.get(name, [])]
+
+
+@dataclass
+class Result:
+    name: str
+    figures: dict[tuple[str, str], tuple[float, float]]  # (set, split) -> (nDCG@10, R@5)
+
+
+def evaluate(name: str, fusion: Fusion, runs: Sequence[Run], splits: Sequence[str]) -> Result:
+    figures = {}
+    for data in ("scifact", "conf"):
+        for split in splits:
+            chosen = [r for r in runs if r["set"] == data and r["split"] == split]
+            if not chosen:
+                figures[(data, split)] = (math.nan, math.nan)
+                continue
+            orders = [fusion(r["rankings"]) for r in chosen]
+            figures[(data, split)] = (
+                mean(ndcg_at_k(o, r["gold"], 10) for o, r in zip(orders, chosen)),
+                mean(recall_at_k(o, r["gold"], 5) for o, r in zip(orders, chosen)),
+            )
+    return Result(name, figures)
+
+
+def show(results: Sequence[Result], splits: Sequence[str]) -> None:
+    head = " | ".join(f"{d} nDCG@10 {s[:2]}" for d in ("scifact", "conf") for s in splits)
+    print(f"| variant | {head} | conf R@5 {'/'.join(s[:2] for s in splits)} |")
+    print("|---|" + "---|" * (2 * len(splits) + 1))
+    for r in results:
+        cells = " | ".join(f"{r.figures[(d, s)][0]:.3f}" for d in ("scifact", "conf") for s in splits)
+        recall = "/".join(f"{r.figures[('conf', s)][1]:.3f}" for s in splits)
+        print(f"| {r.name} | {cells} | {recall} |")
+
+
+CURRENT = {"dense": 0.75, "keyword": 1.0, "names": 1.0, "mentions": 1.0, "authors": 1.0, "facets": 2.0}
+
+
+def grid(runs: Sequence[Run]) -> None:
+    """The convex fusion's grid, ranked by the smaller of its two validation margins over the best
+    single ranker (the criterion: beat it on both sets)."""
+    splits = ["train", "validation"]
+    singles = [evaluate(n, single(n), runs, splits) for n in ("dense", "keyword")]
+    best = {d: max(s.figures[(d, "validation")][0] for s in singles) for d in ("scifact", "conf")}
+    rows = []
+    for alpha in (0.3, 0.35, 0.4, 0.45, 0.5):
+        for names in (0.0, 0.1, 0.2, 0.4):
+            for mentions in (0.0, 0.1, 0.2):
+                for facets in (0.0, 0.1, 0.2):
+                    for authors in (0.0, 0.2):
+                        boosts = {"names": names, "mentions": mentions, "facets": facets, "authors": authors}
+                        result = evaluate(f"a={alpha} {boosts}", convex(alpha, boosts, 1, "minmax"), runs, splits)
+                        margin = min(result.figures[(d, "validation")][0] - best[d] for d in best)
+                        rows.append((margin, result))
+    rows.sort(key=lambda r: -r[0])
+    show([r for _, r in rows[:15]], splits)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--home", action="append", default=[], help="conf=DIR, scifact=DIR")
+    parser.add_argument("--cache", type=Path, default=Path("/tmp/fusion_runs.json"))
+    parser.add_argument("--test", action="store_true", help="add the test split (once the choice is made)")
+    parser.add_argument("--grid", action="store_true", help="search the convex fusion's weights")
+    args = parser.parse_args()
+    if args.cache.exists():
+        runs = json.loads(args.cache.read_text())
+    else:
+        runs = []
+        for spec in args.home:
+            index, _, path = spec.partition("=")
+            runs += collect(index, Path(path))
+        args.cache.write_text(json.dumps(runs))
+    if args.grid:
+        grid(runs)
+        return
+    splits = [s for s in SPLITS if args.test or s != "test"]
+    results = [evaluate(f"{name} alone", single(name), runs, splits) for name in ("dense", "keyword")]
+    results.append(evaluate("rrf of six rankers (before)", rrf(CURRENT, 5), runs, splits))
+    results.append(evaluate("chosen: rag.retrieve.fuse", library(0.35, 0.2), runs, splits))
+    results.append(evaluate("chosen without names", library(0.35, 0.0), runs, splits))
+    for left in CURRENT:
+        results.append(evaluate(f"rrf without {left}", rrf({**CURRENT, left: 0.0}, 5), runs, splits))
+    for k in (5, 20, 60):
+        results.append(evaluate(f"rrf dense+keyword k={k}", rrf({"dense": 1, "keyword": 1}, k), runs, splits))
+    boosts = {"names": 0.3, "mentions": 0.3, "authors": 0.3, "facets": 0.3}
+    for alpha in (0.3, 0.4, 0.5, 0.6):
+        results.append(evaluate(f"convex a={alpha} (max)", convex(alpha, {}, 5), runs, splits))
+        results.append(evaluate(f"convex a={alpha} (minmax)", convex(alpha, {}, 5, "minmax"), runs, splits))
+        results.append(evaluate(f"convex a={alpha} + boosts 0.3", convex(alpha, boosts, 1), runs, splits))
+    show(results, splits)
+
+
+if __name__ == "__main__":
+    main()

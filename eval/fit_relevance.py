@@ -1,0 +1,271 @@
+"""Refit the relevance models: `python -m eval.fit_relevance --home NAME=DIR ... [--features FILE]`.
+
+1. For every held-out item without history in the train and validation splits that the router
+   sends to the abstracts (not to the catalogue), search (the answer's k papers) and compute
+   each paper's features (`rag.relevance.FEATURES`) and the question's (`QUESTION_FEATURES`).
+   A paper is positive when it is one of the item's gold papers; every paper of an unanswerable
+   item is negative (the gold-removed twins give those for free); a question is positive when
+   it is answerable. Cached in `--features`, so refits take seconds.
+2. Fit the paper model (standardised logistic regression, Newton's method, L2) on the train rows,
+   then the answerable model on the train questions, its first feature being the paper model's
+   best probability.
+3. Choose the thresholds on the validation split only:
+   - `abstain`: the highest threshold on the answerable probability whose false-abstention rate
+     on the answerable validation questions stays within `--max-false`;
+   - `keep`: the threshold on a paper's probability that maximises F1 of the papers kept against
+     the gold papers, over the answerable validation questions with one gold paper; `keep_many`
+     the lowest threshold whose precision reaches `--list-precision` (0.8) over those with several
+     (lists, synthesis), applied to plural questions: every paper listed must answer.
+   The validation figures per family at the chosen and nearby thresholds are printed.
+4. Write `rag/models/relevance.json` with the figures each choice was made on.
+The test split is never read here."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from eval.dataset import load_items
+from eval.heldout import SOURCES, item_split, raw_records
+from rag.logistic import LogisticModel
+from rag.relevance import FEATURES, MODEL_FILE, QUESTION_FEATURES
+
+K = 5  # the papers an answer reads (RAG_K)
+
+
+def collect(index: str, home: Path, splits: set[str]) -> list[dict]:
+    os.environ["RAG_HOME"] = str(home)
+    from rag.app import App
+    from rag.query import read
+    from rag.settings import Settings
+
+    app = App(Settings())
+    loaded = app.index.load()
+    relevance = app.pipeline.relevance
+    out = []
+    for source in SOURCES:
+        if source.index != index or not source.path.exists():
+            continue
+        items, _ = load_items(source.path, loaded.catalog)
+        raw = raw_records(source.path)
+        chosen = [(i, item_split(i, raw.get(i.id, {}), source)) for i in items if not i.history]
+        chosen = [(i, s) for i, s in chosen if s in splits]
+        for n, (item, split) in enumerate(chosen, start=1):
+            hits = app.retriever.search(item.question, K).hits
+            assessment = relevance.assess(item.question, hits)
+            route = app.pipeline.router.intent(read(item.question, loaded.catalog).placeholders()).value
+            gold = set(item.gold_ids) if item.answerable else set()
+            out.append(
+                {
+                    "source": source.name,
+                    "id": item.id,
+                    "kind": item.kind,
+                    "split": split,
+                    "answerable": item.answerable,
+                    "gold": sorted(gold),
+                    "papers": [p.hit.paper.id for p in assessment.papers],
+                    "labels": [p.hit.paper.id in gold for p in assessment.papers],
+                    "features": [p.features.tolist() for p in assessment.papers],
+                    "question": assessment.question_features.tolist(),
+                    "route": route,
+                }
+            )
+            if n % 100 == 0:
+                print(f"  {source.name}: {n}/{len(chosen)}", file=sys.stderr)
+    return out
+
+
+def fit(
+    x: np.ndarray,
+    y: np.ndarray,
+    l2: float = 1.0,
+    weights: np.ndarray | None = None,
+    features: tuple[str, ...] = FEATURES,
+) -> LogisticModel:
+    """Standardised L2 logistic regression by Newton's method (a dozen features: exact and fast)."""
+    mean, scale = x.mean(axis=0), x.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    z = np.hstack([np.ones((len(x), 1)), (x - mean) / scale])
+    w = np.zeros(z.shape[1])
+    sample = np.ones(len(y)) if weights is None else weights
+    penalty = np.eye(z.shape[1]) * l2
+    penalty[0, 0] = 0.0
+    for _ in range(50):
+        p = 1.0 / (1.0 + np.exp(-z @ w))
+        gradient = z.T @ (sample * (p - y)) + penalty @ w
+        hessian = (z * (sample * p * (1 - p))[:, None]).T @ z + penalty
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return LogisticModel(features, tuple(w[1:]), float(w[0]), tuple(mean), tuple(scale))
+
+
+def family(source: str) -> str:
+    return "conf-written" if source.startswith("conf-written") else source
+
+
+def stacked(rows: list[dict], paper: LogisticModel) -> np.ndarray:
+    """The question rows, their first feature the paper model's best probability."""
+    out = []
+    for r in rows:
+        q = list(r["question"])
+        q[0] = float(paper.probabilities(np.asarray(r["features"])).max()) if r["features"] else 0.0
+        out.append(q)
+    return np.asarray(out)
+
+
+def abstention_table(rows: list[dict], scores: np.ndarray, thresholds: list[float]) -> dict[float, dict]:
+    """Per threshold: false abstention per family (answerable) and abstention per family (not)."""
+    table = {}
+    for t in thresholds:
+        by: dict[str, list[bool]] = {}
+        for r, s in zip(rows, scores):
+            key = f"{family(r['source'])}:{'FA' if r['answerable'] else 'abstained'}"
+            by.setdefault(key, []).append(bool(s < t))
+        answerable = [bool(s < t) for r, s in zip(rows, scores) if r["answerable"]]
+        unanswerable = [bool(s < t) for r, s in zip(rows, scores) if not r["answerable"]]
+        table[t] = {
+            "false_abstention": round(float(np.mean(answerable)), 4) if answerable else None,
+            "unanswerable_abstained": round(float(np.mean(unanswerable)), 4) if unanswerable else None,
+            **{k: f"{np.mean(v):.2f} of {len(v)}" for k, v in sorted(by.items())},
+        }
+    return table
+
+
+def choose_abstain(rows: list[dict], scores: np.ndarray, max_false: float) -> float:
+    answerable = np.asarray([s for r, s in zip(rows, scores) if r["answerable"]])
+    chosen = 0.0
+    for t in np.round(np.linspace(0.0, 0.95, 191), 4):
+        if float(np.mean(answerable < t)) > max_false:
+            break
+        chosen = float(t)
+    return chosen
+
+
+def choose_keep(rows: list[dict], paper: LogisticModel, min_precision: float = 0.0) -> tuple[float, dict[str, Any]]:
+    """The threshold on a paper's probability that maximises F1 of the papers kept against the
+    gold papers; with `min_precision`, the lowest threshold (the most papers kept) whose precision
+    reaches it: a list must hold only papers that satisfy the question's qualifiers."""
+    scored = [(r, paper.probabilities(np.asarray(r["features"]))) for r in rows if r["answerable"] and r["features"]]
+    options = []
+    for t in np.round(np.linspace(0.02, 0.95, 94), 4):
+        tp = fp = fn = 0
+        for r, p in scored:
+            kept = {pid for pid, q in zip(r["papers"], p) if q >= t} or {r["papers"][int(np.argmax(p))]}
+            gold = set(r["gold"])
+            tp += len(kept & gold)
+            fp += len(kept - gold)
+            fn += len(gold & set(r["papers"]) - kept)
+        precision = tp / (tp + fp) if tp + fp else 0.0
+        recall = tp / (tp + fn) if tp + fn else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        options.append((float(t), precision, recall, f1))
+    if min_precision:
+        passing = [o for o in options if o[1] >= min_precision]
+        chosen = passing[0] if passing else max(options, key=lambda o: o[1])
+    else:
+        chosen = max(options, key=lambda o: o[3])
+    t, precision, recall, f1 = chosen
+    figures: dict[str, Any] = {"questions": len(scored), "precision": round(precision, 4), "recall": round(recall, 4)}
+    figures["f1"] = round(f1, 4)
+    return t, figures
+
+
+def auc(positive: list[float], negative: list[float]) -> float:
+    if not positive or not negative:
+        return float("nan")
+    pos, neg = np.asarray(positive)[:, None], np.asarray(negative)[None, :]
+    return float(((pos > neg).sum() + 0.5 * (pos == neg).sum()) / (pos.size * neg.size))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--home", action="append", default=[], help="NAME=DIR for each index")
+    parser.add_argument("--features", type=Path, default=Path("eval/generated/relevance_features.json"))
+    parser.add_argument("--refresh", action="store_true", help="recompute the cached features")
+    parser.add_argument("--max-false", type=float, default=0.03, help="false abstentions allowed on validation")
+    parser.add_argument("--l2", type=float, default=1.0)
+    parser.add_argument(
+        "--list-precision", type=float, default=0.8, help="precision a plural question's kept papers must reach"
+    )
+    parser.add_argument("--out", type=Path, default=MODEL_FILE)
+    args = parser.parse_args()
+    if args.features.exists() and not args.refresh:
+        rows = json.loads(args.features.read_text())
+    else:
+        rows = []
+        for spec in args.home:
+            index, _, path = spec.partition("=")
+            rows += collect(index, Path(path), {"train", "validation"})
+        args.features.parent.mkdir(parents=True, exist_ok=True)
+        args.features.write_text(json.dumps(rows))
+    # only what the relevance model sees: questions the router sends to the abstracts
+    rows = [r for r in rows if r["features"] and r.get("route", "content") in ("content", "list")]
+    train = [r for r in rows if r["split"] == "train"]
+    validation = [r for r in rows if r["split"] == "validation"]
+    x = np.asarray([f for r in train for f in r["features"]])
+    y = np.asarray([lab for r in train for lab in r["labels"]], dtype=float)
+    paper = fit(x, y, args.l2)
+    keep, keep_figures = choose_keep([r for r in validation if len(r["gold"]) <= 1], paper)
+    keep_many, many_figures = choose_keep(
+        [r for r in validation if len(r["gold"]) > 1], paper, min_precision=args.list_precision
+    )
+    answerable = fit(
+        stacked(train, paper),
+        np.asarray([float(r["answerable"]) for r in train]),
+        args.l2,
+        features=QUESTION_FEATURES,
+    )
+    scores = answerable.probabilities(stacked(validation, paper))
+    abstain = choose_abstain(validation, scores, args.max_false)
+    positive = [float(s) for r, s in zip(validation, scores) if r["answerable"]]
+    negative = [float(s) for r, s in zip(validation, scores) if not r["answerable"]]
+    nearby = sorted({round(abstain + d, 2) for d in (-0.1, -0.05, 0.0, 0.05, 0.1, 0.2) if 0 <= abstain + d <= 1})
+    table = abstention_table(validation, scores, nearby)
+    paper = LogisticModel(
+        paper.features,
+        paper.weights,
+        paper.bias,
+        paper.mean,
+        paper.scale,
+        {"keep": round(keep, 4), "keep_many": round(keep_many, 4)},
+        {"train_rows": len(y), "keep": keep_figures, "keep_many (several gold papers)": many_figures},
+    )
+    answerable = LogisticModel(
+        answerable.features,
+        answerable.weights,
+        answerable.bias,
+        answerable.mean,
+        answerable.scale,
+        {"abstain": round(abstain, 4)},
+        {
+            "train_questions": len(train),
+            "validation_questions": len(validation),
+            "auc_validation": round(auc(positive, negative), 4),
+            "max_false_abstention": args.max_false,
+            "at_threshold": table.get(round(abstain, 2), {}),
+        },
+    )
+    paper.save(args.out, "paper")
+    answerable.save(args.out, "answerable")
+    print(json.dumps({"paper_weights": dict(zip(FEATURES, [round(w, 3) for w in paper.weights]))}, indent=None))
+    print(json.dumps({"answerable_weights": dict(zip(QUESTION_FEATURES, [round(w, 3) for w in answerable.weights]))}))
+    print(
+        json.dumps(
+            {"keep": keep, **keep_figures, "keep_many": keep_many, **{f"many_{k}": v for k, v in many_figures.items()}}
+        )
+    )
+    print(json.dumps({"abstain": abstain, "auc": auc(positive, negative)}))
+    for t, figures in table.items():
+        print(t, json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,298 @@
+"""Refit the question router: `python -m eval.fit_router --home conf=DIR [--home sample=DIR]`.
+
+Training rows (train split only):
+- every held-out question of the train split: `intent` where the item has one (catalogue items
+  are labelled by hand in the datasets), else `content`;
+- generated phrasings of each catalogue intent and of content questions that use catalogue
+  words ("What did the authors of X find?", "How many layers does X use?"), written in the
+  placeholder form the router reads, with topics and names drawn from the lists' titles.
+The router's accuracy is then measured on the validation split's questions (same labelling) and
+written beside the weights. Deterministic (fixed seed)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+from pathlib import Path
+
+import numpy as np
+
+from eval.heldout import SOURCES, item_split, raw_records
+from rag.route import MODEL_FILE, Intent, Router, features
+
+SEED = 20261202
+FILTERS = (
+    "<venue> <year>",
+    "<venue>",
+    "<decision>",
+    "<track>",
+    "<venue> <year> <track>",
+    "<venue> <year> <decision>",
+    "<decision> <venue> <year>",
+    "<track> <decision>",
+    "<unmet>",
+    "<venue> <year> <unmet>",
+)
+COUNT = (
+    "how many {F} papers are there",
+    "how many papers did {F} accept",
+    "how many {F} papers",
+    "number of {F} papers",
+    "total {F} papers in the collection",
+    "how many papers were accepted as <decision> at <venue> <year>",
+    "count the {F} papers",
+    "how many {F} papers are about {T}",
+    "how many {F} papers mention {T}",
+    "how many papers by <author>",
+    "how many papers did <author> write at {F}",
+    "of the {F} papers, how many were <decision>",
+    "{F} papers - how many",
+    "how many papers are in the collection",
+    "how many papers does the collection have",
+    "what is the number of {F} papers",
+    "how many {F} papers got a <decision>",
+    "how many {F} papers deal with {T}",
+    "How many papers are there in total?",
+    "how many <decision> did <venue> <year> have",
+)
+LIST = (
+    "which papers did <author> write",
+    "what did <author> publish at {F}",
+    "papers by <author>",
+    "list the {F} papers",
+    "show me the <decision> papers",
+    "which {F} papers are there",
+    "which papers are in the <track>",
+    "is <author> an author on anything here",
+    "which {F} papers is <author> an author on",
+    "<author>'s papers",
+    "what has <author> worked on",
+    "list all {F} papers",
+    "which papers have <author> as an author",
+    "give me the {F} papers",
+    "what are the {F} papers",
+    "show all papers by <author> and <author>",
+    "which {F} papers are about {T}",
+    "list <author>'s papers about {T}",
+    "<decision> papers on {T}",
+)
+PAPER = (
+    "the paper on {T}",
+    "{N}",
+    "the {T} paper",
+    "{N}, the {T} method",
+    "the {T} benchmark",
+    "the work on {T}",
+    "the paper proposing {T}",
+)
+AUTHORS_OF = (
+    "who wrote {P}",
+    "who are the authors of {P}",
+    "authors of {P}",
+    "who is behind {P}",
+    "{P} - who wrote it",
+    "who authored {P}",
+    "list the authors of {P}",
+    "who are its authors",
+    "who wrote it",
+    "who were the authors of {P} at <venue> <year>",
+    "which people wrote {P}",
+    "name the authors of {P}",
+)
+FIELD_OF = (
+    "was {P} an <decision>",
+    "was {P} a <decision> at <venue>",
+    "what decision did {P} get",
+    "{P} - <decision> or <decision>",
+    "did {P} get a <decision> or a <decision>",
+    "what track is {P} in",
+    "which area is {P} filed under",
+    "what area does {P} belong to",
+    "where was {P} published",
+    "which conference was {P} at",
+    "is {P} a <track>",
+    "was it an <decision>",
+    "what was the decision on {P}",
+    "was {P} accepted as <decision>",
+    "in which <track> area is {P}",
+    "was {P} an <unmet>",
+)
+CONTENT = (
+    "what did the authors of {P} find",
+    "how many {X} does {N} use",
+    "how many {X} are in the {T} benchmark",
+    "who proposed {N}",
+    "who introduced {T}",
+    "which paper proposes {T}",
+    "how much does {N} improve over {T}",
+    "how many parameters does {N} have",
+    "what dataset did the authors of {P} use",
+    "how does {N} work",
+    "what is {N}",
+    "which papers use {T}",
+    "what are the main approaches to {T}",
+    "how do papers reduce {T}",
+    "which datasets exist for {T}",
+    "by how much does {N} outperform {T}",
+    "is there a paper about {T}",
+    "what did they find about {T}",
+    "how many tasks does {N} contain",
+    "how many languages does {N} cover",
+    "which authors argue that {T}",
+    "what does the {T} paper propose",
+    "papers that combine {T} with {T}",
+    "how well does {N} generalize to {T}",
+    "what was accepted as evidence for {T}",
+    "which {X} do the authors of {P} compare against",
+    "what do the authors of {P} propose",
+    "according to the authors of {P}, why does {T} fail",
+    "which baselines do the authors of {P} use",
+    "on which {X} did the authors of {N} evaluate it",
+    "what did the authors conclude about {T}",
+)
+THINGS = ("layers", "tasks", "languages", "datasets", "samples", "steps", "tokens", "agents", "images", "models")
+
+
+def title_pool(shared: Path) -> tuple[list[str], list[str]]:
+    """Topics (runs of 1-4 lower-case title words) and names (coined words of titles)."""
+    topics, names = [], []
+    for name in ("iclr2025.jsonl", "icml2025.jsonl"):
+        path = shared / name
+        if not path.exists():
+            continue
+        for line in path.open(encoding="utf-8"):
+            title = json.loads(line)["title"]
+            head, _, rest = title.partition(":")
+            if rest and len(head.split()) == 1:
+                names.append(head.strip())
+            words = re.findall(r"[A-Za-z][\w-]*", rest or title)
+            if len(words) >= 2:
+                start = len(words) // 3
+                topics.append(" ".join(words[start : start + 3]).lower())
+    return topics or ["graph neural networks"], names or ["GraphEval"]
+
+
+def generated(rng: random.Random, topics: list[str], names: list[str], per: int) -> list[tuple[str, str]]:
+    def fill(template: str) -> str:
+        out = template
+        while "{" in out:
+            out = (
+                out.replace("{F}", rng.choice(FILTERS), 1)
+                .replace("{T}", rng.choice(topics), 1)
+                .replace("{N}", rng.choice(names), 1)
+                .replace("{X}", rng.choice(THINGS), 1)
+                .replace("{P}", rng.choice(PAPER), 1)
+            )
+        if rng.random() < 0.5:
+            out = out[0].upper() + out[1:]
+        return out + rng.choice(("?", "?", "", "."))
+
+    rows = []
+    for intent, templates in (
+        (Intent.COUNT, COUNT),
+        (Intent.LIST, LIST),
+        (Intent.AUTHORS_OF, AUTHORS_OF),
+        (Intent.FIELD_OF, FIELD_OF),
+        (Intent.CONTENT, CONTENT),
+    ):
+        for _ in range(per):
+            rows.append((fill(rng.choice(templates)), intent.value))
+    return rows
+
+
+def labelled(homes: dict[str, str], splits: set[str]) -> list[tuple[str, str]]:
+    """(placeholder text, intent) of the held-out questions of the given splits."""
+    from eval.dataset import load_items
+    from rag.app import App
+    from rag.query import read
+    from rag.settings import Settings
+
+    rows = []
+    for index, home in homes.items():
+        os.environ["RAG_HOME"] = home
+        catalog = App(Settings()).index.load().catalog
+        for source in SOURCES:
+            if source.index != index or not source.path.exists():
+                continue
+            items, _ = load_items(source.path, catalog)
+            raw = raw_records(source.path)
+            for item in items:
+                record = raw.get(item.id, {})
+                if item_split(item, record, source) not in splits:
+                    continue
+                if record.get("kind") == "catalogue" and "intent" not in record:
+                    continue  # not labelled (test, or an old set's catalogue item)
+                rows.append((read(item.question, catalog).placeholders(), record.get("intent", "content")))
+    return rows
+
+
+def fit(rows: list[tuple[str, str]], l2: float, epochs: int = 400) -> Router:
+    """Multinomial logistic regression by gradient descent over sparse 0/1 features, classes
+    weighed to balance."""
+    classes = [i.value for i in Intent]
+    vocab = sorted({t for text, _ in rows for t in features(text)})
+    index = {t: i for i, t in enumerate(vocab)}
+    active = [sorted({index[t] for t in features(text)}) for text, _ in rows]
+    flat = np.array([i for a in active for i in a], dtype=np.int64)
+    row_of = np.repeat(np.arange(len(rows)), [len(a) for a in active])
+    starts = np.cumsum([0] + [len(a) for a in active[:-1]])
+    y = np.array([classes.index(label) for _, label in rows])
+    onehot = np.eye(len(classes))[y]
+    counts = onehot.sum(axis=0)
+    sample = (len(rows) / (len(classes) * np.maximum(counts, 1)))[y]  # balanced classes
+    w = np.zeros((len(vocab), len(classes)))
+    b = np.zeros(len(classes))
+    lr = 2.0
+    for _ in range(epochs):
+        logits = np.add.reduceat(w[flat], starts, axis=0) + b
+        logits -= logits.max(axis=1, keepdims=True)
+        p = np.exp(logits)
+        p /= p.sum(axis=1, keepdims=True)
+        err = (p - onehot) * sample[:, None] / len(rows)
+        grad = np.zeros_like(w)
+        np.add.at(grad, flat, err[row_of])
+        w -= lr * (grad + l2 * w / len(rows))
+        b -= lr * err.sum(axis=0)
+    weights = {t: tuple(float(v) for v in w[i]) for t, i in index.items() if np.abs(w[i]).max() > 1e-3}
+    return Router(tuple(classes), tuple(float(v) for v in b), weights)
+
+
+def accuracy(router: Router, rows: list[tuple[str, str]]) -> dict[str, object]:
+    hits = [router.intent(text).value == label for text, label in rows]
+    by: dict[str, list[bool]] = {}
+    for (_, label), ok in zip(rows, hits):
+        by.setdefault(label, []).append(ok)
+    return {
+        "accuracy": round(float(np.mean(hits)), 4) if hits else None,
+        "by_intent": {k: f"{sum(v)}/{len(v)}" for k, v in sorted(by.items())},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--home", action="append", default=[], help="NAME=DIR (conf, sample)")
+    parser.add_argument("--shared", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
+    parser.add_argument("--per-intent", type=int, default=400)
+    parser.add_argument("--l2", type=float, default=1.0)
+    parser.add_argument("--out", type=Path, default=MODEL_FILE)
+    args = parser.parse_args()
+    homes = dict(h.split("=", 1) for h in args.home)
+    rng = random.Random(SEED)
+    topics, names = title_pool(args.shared)
+    train = labelled(homes, {"train"}) + generated(rng, topics, names, args.per_intent)
+    validation = labelled(homes, {"validation"})
+    router = fit(train, args.l2)
+    chosen = {"train_rows": len(train), "train": accuracy(router, train), "validation": accuracy(router, validation)}
+    router.save(args.out, chosen)
+    print(json.dumps(chosen, indent=1))
+    for text, label in validation:
+        got = router.intent(text).value
+        if got != label:
+            print(f"  validation miss: {label} -> {got}: {text}")
+
+
+if __name__ == "__main__":
+    main()

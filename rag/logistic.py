@@ -1,0 +1,63 @@
+"""A standardised logistic regression as package data: the one learned-model shape the answer layer
+uses (paper relevance, answerability, sentence scoring). Weights are fitted by the scripts of
+`eval/` and saved as JSON beside the thresholds chosen on validation and the figures behind them."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class LogisticModel:
+    """Standardised logistic regression: p = sigmoid(bias + Σ w_i (x_i - mean_i) / scale_i)."""
+
+    features: tuple[str, ...]
+    weights: tuple[float, ...]
+    bias: float
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    thresholds: dict[str, float] = field(default_factory=dict)
+    chosen_on: dict[str, Any] = field(default_factory=dict)  # the validation figures behind the thresholds
+
+    @classmethod
+    def load(cls, path: Path, part: str = "") -> LogisticModel:
+        """The model saved in `path` (or its `part`, for a file that holds several)."""
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data = data[part] if part else data
+        return cls(
+            tuple(data["features"]),
+            tuple(data["weights"]),
+            float(data["bias"]),
+            tuple(data["mean"]),
+            tuple(data["scale"]),
+            dict(data.get("thresholds", {})),
+            dict(data.get("chosen_on", {})),
+        )
+
+    def save(self, path: Path, part: str = "") -> None:
+        """Write the model to `path`, or into its `part` keeping the others."""
+        body: dict[str, Any] = {
+            "features": list(self.features),
+            "weights": [round(w, 6) for w in self.weights],
+            "bias": round(self.bias, 6),
+            "mean": [round(m, 6) for m in self.mean],
+            "scale": [round(s, 6) for s in self.scale],
+            "thresholds": self.thresholds,
+            "chosen_on": self.chosen_on,
+        }
+        if part:
+            whole = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+            body = {**(whole if isinstance(whole, dict) and "features" not in whole else {}), part: body}
+        path.write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
+
+    def probabilities(self, rows: np.ndarray) -> np.ndarray:
+        if not len(rows):
+            return np.zeros(0)
+        z = (rows - np.asarray(self.mean)) / np.asarray(self.scale)
+        logits = self.bias + z @ np.asarray(self.weights)
+        return 1.0 / (1.0 + np.exp(-logits))

@@ -1,0 +1,152 @@
+"""The parts of the answer layer one by one: reading a question, routing it, the relevance
+features, the sentence cues, the catalogue's counts and the logistic model's file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rag.app import App
+from rag.catalog import Filters
+from rag.catalogue import count_text
+from rag.keyword import TOKENIZE
+from rag.query import read
+from rag.relevance import FEATURES, LogisticModel
+from rag.route import Intent, Router, asked_field
+from rag.sentences import ASKS, ROLES
+from rag.types import Paper
+from tests.fakes import corpus, pipeline
+
+
+def test_every_cue_matches_the_examples_it_is_written_for() -> None:
+    """The sentence roles and question cues are rules as data: each carries its examples."""
+    for cue in (*ROLES, *ASKS):
+        assert cue.examples, cue.name
+        for example in cue.examples:
+            assert cue.pattern.search(example), (cue.name, example)
+
+
+def test_the_cues_tell_roles_apart() -> None:
+    background = next(c for c in ROLES if c.name == "background")
+    proposal = next(c for c in ROLES if c.name == "proposal")
+    problem = "Hallucination remains a challenge for vision-language models."
+    idea = "We propose a decoding method that contrasts the image with a blurred copy."
+    assert background.pattern.search(problem) and not background.pattern.search(idea)
+    assert proposal.pattern.search(idea) and not proposal.pattern.search(problem)
+
+
+def test_a_question_is_read_once_with_its_filters_authors_and_topic(sample_app: App) -> None:
+    catalog = sample_app.index.load().catalog
+    q = read("How many ICML 2025 papers did Aaron Mueller write about interpretability?", catalog)
+    assert q.filters.venue == "ICML" and q.filters.year == 2025
+    assert q.authors == ["Aaron Mueller"] and q.topic == "interpretability"
+    assert q.placeholders() == "How many <venue> <year> papers did <author> write about interpretability?"
+    unmet = read("Which orals are about interpretability?", catalog)
+    assert unmet.unmet and "records no decisions" in unmet.unmet_note and unmet.topic == "interpretability"
+
+
+@pytest.mark.parametrize(
+    ("question", "back"),
+    [
+        ("Who are its authors?", True),
+        ("How much better is it?", True),
+        ("What data did they test that method on?", True),
+        ("And on ImageNet?", True),
+        ("Which papers use graph neural networks?", False),
+        ("Who wrote the paper on cryptic crosswords?", False),
+        ("What is the capital of Australia?", False),
+    ],
+)
+def test_a_question_refers_back_only_when_it_points_back_or_has_no_subject(question: str, back: bool) -> None:
+    assert read(question).refers_back is back
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        ("How many <venue> <year> papers are there?", Intent.COUNT),
+        ("papers by <author>", Intent.LIST),
+        ("Who wrote the paper on cryptic crosswords?", Intent.AUTHORS_OF),
+        ("Was the REGENT paper an <decision>?", Intent.FIELD_OF),
+        ("Which paper introduced PersuasionBench?", Intent.CONTENT),
+        ("How many layers does the proposed transformer use?", Intent.CONTENT),
+        ("What did the authors of the sunk cost paper find?", Intent.CONTENT),
+    ],
+)
+def test_the_router_sends_catalogue_questions_to_the_catalogue_only(question: str, intent: Intent) -> None:
+    assert Router.load().intent(question) is intent
+
+
+def test_the_field_a_field_question_asks_for() -> None:
+    assert asked_field("What area is the Hessian paper filed under?") == "track"
+    assert asked_field("Was it a spotlight or a poster?") == "decision"
+
+
+def test_the_model_file_round_trips(tmp_path: Path) -> None:
+    model = LogisticModel(("a", "b"), (1.5, -2.0), 0.25, (0.1, 0.2), (1.0, 2.0), {"abstain": 0.4}, {"auc": 0.9})
+    model.save(tmp_path / "m.json")
+    again = LogisticModel.load(tmp_path / "m.json")
+    rows = np.array([[0.3, 0.9], [1.0, -1.0]])
+    assert np.allclose(again.probabilities(rows), model.probabilities(rows)) and again.thresholds == {"abstain": 0.4}
+
+
+def test_relevance_features_see_a_missing_rare_word_and_a_missing_name(sample_app: App) -> None:
+    relevance = sample_app.pipeline.relevance
+    hits = sample_app.search("PersuasionBench persuasion benchmark", k=2).hits
+    present = relevance.assess("Which paper introduced PersuasionBench?", hits[:1]).papers[0].features
+    absent = relevance.assess("Which paper introduced PersuasionZork?", hits[:1]).papers[0].features
+    at = {name: i for i, name in enumerate(FEATURES)}
+    assert present[at["names_missing"]] == 0.0 and absent[at["names_missing"]] == 1.0
+    assert present[at["missing_rarity"]] < absent[at["missing_rarity"]]
+    assert present[at["rare_coverage"]] == 1.0 and absent[at["rare_coverage"]] < 1.0
+
+
+def test_a_count_with_a_topic_counts_the_papers_that_mention_it(sample_app: App) -> None:
+    catalog = sample_app.index.load().catalog
+    answer = sample_app.pipeline.answer("How many ICML 2025 papers are about interpretability?")
+    icml = catalog.select(Filters(venue="ICML", year=2025), 100)
+    expected = [p for p in icml if set(TOKENIZE("interpretability")) <= set(TOKENIZE(f"{p.title} {p.abstract}"))]
+    assert answer.mode == "catalogue" and f"**{len(expected)}** of the 20 papers" in answer.text
+    assert {c.paper.id for c in answer.citations} == {p.id for p in expected[:10]}
+
+
+def test_a_title_only_paper_is_said_to_be_one(tmp_path: Path) -> None:
+    from tests.conftest import hash_app
+
+    data = tmp_path / "t.jsonl"
+    data.write_text('{"id": "t1", "title": "Sparse Autoencoders for Protein Language Models", "abstract": ""}\n')
+    app = hash_app(tmp_path / "home")
+    app.ingest([data], progress=False)
+    hits = app.search("sparse autoencoders protein language models", k=1).hits
+    assessment = app.pipeline.relevance.assess("sparse autoencoders for protein language models", hits)
+    draft = app.pipeline.extractive.compose("sparse autoencoders for protein models", [(1, assessment.papers[0])], {})
+    assert "title only: the collection has no abstract for this paper" in draft.text
+    assert "support 1.00" not in draft.text
+
+
+def test_a_count_that_mixes_listed_and_idless_papers_says_which_is_which() -> None:
+    """An id-less copy joins a listed paper only on proof, so a count over both kinds gives the
+    listed figure apart and names the files of the others, which may repeat listed papers."""
+    pasted = Paper(
+        id="a-1",
+        own_id=False,
+        source="/data/pasted/page-004.txt",
+        venue="ICML",
+        year=2025,
+        abstract="We show that pasted abstracts can be counted twice when their listed copy has none.",
+    )
+    pipe, _ = pipeline([*corpus(), pasted])
+    mixed = pipe.answer("How many ICML 2025 papers are there?")
+    assert mixed.mode == "catalogue" and "**3**" in mixed.text
+    assert "**2** with their own id" in mixed.text and "1 without one (from page-004.txt)" in mixed.text
+    assert "may repeat a paper counted among the 2" in mixed.text
+    only_listed = pipeline()[0].answer("How many ICML 2025 papers are there?")
+    assert "**2**" in only_listed.text and "without" not in only_listed.text
+    assert count_text(1, 1, ["a/x.txt", "b/x.txt"], "") == (
+        "The collection has **2** papers (catalogue count): **1** with its own id (such as an OpenReview id or DOI) "
+        "and 1 without one (from x.txt). That paper could not be matched to a paper with an id (no shared abstract "
+        "or coined title), so it may repeat a paper counted among the 1."
+    )
+    assert count_text(1, 0, [], "") == "The collection has **1** paper (catalogue count)."
