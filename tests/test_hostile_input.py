@@ -265,3 +265,41 @@ def _reset_answering(answer: str, env: dict[str, str]) -> subprocess.CompletedPr
         env={**os.environ, **env},
         timeout=120,
     )
+
+
+# -- issue 21: one record never aborts a run, non-regular files never hang it, encodings -----------
+def _deep(levels: int) -> str:
+    return "[" * levels + "]" * levels
+
+
+def test_a_deeply_nested_record_is_one_error_and_the_rest_goes_in(tmp_path: Path) -> None:
+    """A JSON Lines record nested 1,200 levels deep (Python's parser gives up at about 1,000) and
+    one nested 200 levels (parsed, but no paper has such fields) are each one error naming file
+    and line; the other records of the file, and the other files, go in."""
+    jsonl = tmp_path / "deep.jsonl"
+    jsonl.write_text(
+        '{"id": "D1", "title": "Before the deep line"}\n'
+        + '{"id": "D2", "title": "Deep", "extra": '
+        + _deep(1200)
+        + "}\n"
+        + '{"id": "D3", "title": "Deep but parsed", "extra": '
+        + _deep(200)
+        + "}\n"
+        + '{"id": "D4", "title": "After the deep line"}\n',
+        encoding="utf-8",
+    )
+    array = tmp_path / "deep.json"
+    array.write_text(
+        '[\n{"id": "J1", "title": "First of the array"},\n{"id": "J2", "x": ' + _deep(1500) + "},\n"
+        '{"id": "J3", "title": "Last of the array"}\n]\n',
+        encoding="utf-8",
+    )
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"id": "O1", "title": "Another file"}\n', encoding="utf-8")
+    out = run_rag("ingest", str(jsonl), str(array), str(other), "--json", env={**HASH, "RAG_HOME": str(tmp_path / "h")})
+    assert "Traceback" not in out.stderr and out.returncode == 1, out.stderr
+    summary = json.loads(out.stdout)
+    assert summary["added"] == 5
+    errors = {(Path(e["file"]).name, e["line"]): e["reason"] for e in summary["errors"]}
+    assert set(errors) == {("deep.jsonl", 2), ("deep.jsonl", 3), ("deep.json", 3)}
+    assert all("nested" in reason for reason in errors.values()), errors
