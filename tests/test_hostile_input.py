@@ -303,3 +303,40 @@ def test_a_deeply_nested_record_is_one_error_and_the_rest_goes_in(tmp_path: Path
     errors = {(Path(e["file"]).name, e["line"]): e["reason"] for e in summary["errors"]}
     assert set(errors) == {("deep.jsonl", 2), ("deep.jsonl", 3), ("deep.json", 3)}
     assert all("nested" in reason for reason in errors.values()), errors
+
+
+def test_a_fifo_in_a_folder_is_reported_and_never_read(tmp_path: Path) -> None:
+    """A FIFO named like a list would block `open` (and so the ingest holding the write lock)
+    forever: only regular files are read, the rest is reported."""
+    folder = tmp_path / "lists"
+    folder.mkdir()
+    (folder / "good.jsonl").write_text('{"id": "G", "title": "A good paper"}\n', encoding="utf-8")
+    os.mkfifo(folder / "pipe.jsonl")
+    os.mkfifo(tmp_path / "given.jsonl")
+    env = {**HASH, "RAG_HOME": str(tmp_path / "h")}
+    try:
+        out = run_rag("ingest", str(folder), str(tmp_path / "given.jsonl"), env=env, timeout=60)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("ingest blocked on a FIFO") from None
+    assert out.returncode == 1 and "added 1," in out.stdout, out.stderr
+    assert f"skipped {folder / 'pipe.jsonl'}: not a regular file (a FIFO); not read" in out.stderr
+    assert f"skipped {tmp_path / 'given.jsonl'}: not a regular file (a FIFO); not read" in out.stderr
+
+
+def test_a_nul_byte_costs_its_row_and_a_utf16_file_is_read(tmp_path: Path) -> None:
+    """One NUL byte in a CSV is the fault of its row, not a sign of a binary file; a file that
+    opens with a UTF-16 (or UTF-8) byte-order mark is decoded as it says. A PNG is still binary."""
+    csv_file = tmp_path / "nul.csv"
+    csv_file.write_bytes(b"id,title,abstract\nN1,First,fine\nN2,Bro\x00ken,bad row\nN3,Third,fine\n")
+    utf16 = tmp_path / "wide.jsonl"
+    records = '{"id": "W1", "title": "Wide café"}\n{"id": "W2", "title": "Wide two"}\n'
+    utf16.write_bytes(records.encode("utf-16"))  # with its byte-order mark
+    utf16_csv = tmp_path / "wide.csv"
+    utf16_csv.write_bytes("id,title\nWC1,Wide CSV row\n".encode("utf-16-be").join([b"\xfe\xff", b""]))
+    reading = Reading([csv_file, utf16, utf16_csv, ROOT / "docs" / "ui-map.png"])
+    papers = list(reading)
+    assert [p.id for p in papers] == ["N1", "N3", "W1", "W2", "WC1"] and papers[2].title == "Wide café"
+    problems = {(Path(e.source).name, e.line): e.reason for e in reading.errors}
+    assert set(problems) == {("nul.csv", 3), ("ui-map.png", None)}
+    assert "NUL" in problems[("nul.csv", 3)] and "binary" in problems[("ui-map.png", None)]
+    assert any("UTF-16" in n.reason and n.source == str(utf16) for n in reading.notes)
