@@ -173,8 +173,10 @@ def _print_ingest(report: IngestReport) -> None:
         ", ".join(parts) + f" ({report.chunks_embedded} chunks embedded; {report.papers_read} papers read from "
         f"{len(report.files)} files)"
     )
-    if report.title_only_read:
-        click.echo(f"{report.title_only_read:,} without abstract: searchable by title, authors and venue only")
+    click.echo(
+        f"the index holds {report.papers:,} papers; {report.title_only:,} without abstract: searchable by title, "
+        "authors and venue only"
+    )
 
 
 @cli.command()

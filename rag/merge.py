@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag.identity import is_placeholder
+from rag.identity import abstract_key, is_placeholder, title_head
 from rag.text import derive_label
 from rag.types import Paper
 
@@ -71,3 +71,18 @@ def merge_papers(parts: list[Paper], paper_id: str, label: str | None = None) ->
         merged.label = derive_label(merged.abstract) if merged.abstract else ""
     merged.extra = extra
     return merged
+
+
+def listed_claims(paper: Paper, copies: list[Paper] | None = None) -> tuple[str, str]:
+    """What a listed paper offers id-less copies to join it by, from its own-id copies alone (never
+    from id-less copies it took in, so that the claim, and which copies join it, does not depend on
+    the order they came in): (whole-abstract key, "") when its own copies give an abstract, else
+    ("", the name its title opens with). `copies`: all its copies, when some may be id-less (None:
+    the merged `paper` is its own copies' alone). An id-less paper claims nothing."""
+    if not paper.own_id:
+        return "", ""
+    own = [c for c in copies if c.own_id] if copies is not None else None
+    listed = merge_papers(own, paper.id, label="") if own and len(own) < len(copies or []) else paper
+    if listed.abstract:
+        return abstract_key(listed.abstract), ""
+    return "", title_head(listed.title)
