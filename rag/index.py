@@ -435,6 +435,8 @@ class Index:
                 if not _is_live(cid, live) and int((meta or {}).get("ts", 0)) < cutoff
             ]
             self.store.delete_chunks(orphans)
+            if orphans:
+                self.store.persist_index()  # every reader searches the same graph (see there)
         return {"orphan_chunks_deleted": len(orphans), "keyword_segments": len(self.keyword.reload().segments)}
 
     def status(self) -> dict[str, object]:

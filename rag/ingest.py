@@ -159,6 +159,7 @@ class Ingester:
                     if file.complete:
                         self._forget_missing(file.file)
                 self._settle(commit=True)
+                self._persist_vectors()
             except BaseException:
                 index.catalog.rollback()  # the batch Chroma has not acknowledged: the log is the truth
                 raise
@@ -193,6 +194,7 @@ class Ingester:
                 if staged:
                     self._commit(staged, set())
                 self._settle(commit=True)
+                self._persist_vectors()
             except BaseException:
                 catalog.rollback()
                 raise
@@ -200,6 +202,12 @@ class Ingester:
             index.catch_up_keyword()
             self._settle_report()
         return self.report
+
+    def _persist_vectors(self) -> None:
+        """Once everything is written, have Chroma put its whole vector graph on disk, so every
+        reader searches the same graph (`ChromaStore.persist_index`)."""
+        if self.report.segments_written:
+            self.index.store.persist_index()
 
     def _settle_report(self) -> None:
         report, catalog = self.report, self.index.catalog

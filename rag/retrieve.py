@@ -155,7 +155,7 @@ class Retriever:
                 return []
             order = list(vectors)
             sims = np.vstack([vectors[i] for i in order]) @ vector
-            ranked = [order[i] for i in np.argsort(-sims)]
+            ranked = [cid for _, cid in sorted(zip((-sims).tolist(), order))]  # ties in id order
             return self._papers_of(loaded, ranked, None)[:n]
         return self._papers_of(loaded, [m.chunk_id for m in store.query(vector, n * 2, pids)], None)[:n]
 

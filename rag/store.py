@@ -231,6 +231,38 @@ class ChromaStore:
                 return
             offset += len(got["ids"])
 
+    def persist_index(self) -> None:
+        """Have a local Chroma write the chunks' whole HNSW graph to disk now (writers call it when
+        they finish). Why: Chroma persists its graph only every `sync_threshold` (1,000) records;
+        the records after that stay in its write-ahead log, and every process that opens the
+        folder replays them into the graph in an order of its own. Each process then searched a
+        different graph, and the approximate neighbours changed from run to run (5 different
+        hybrid top-10s in 20 runs over 600 papers; chroma-core/chroma#3638, and #7463: no call to
+        persist). With the whole graph on disk every process loads the same one, and the same
+        query gives the same result. Done by lowering the threshold to 1 for one re-upsert of an
+        existing record (same vector, same metadata), then setting it back. A Chroma server holds
+        one graph in memory for all its clients, and does not always take such a change
+        (`_few_large_records`): nothing to do there."""
+        if self.spec.host:
+            return
+        chunks = self._chunks
+        got = self._guard(lambda: chunks.get(limit=1, include=["embeddings", "metadatas"]), "read chunk ids")
+        if not got["ids"]:
+            return
+        hnsw = chunks.configuration_json.get("hnsw") or {}
+        threshold = int(hnsw.get("sync_threshold") or 1000)
+        threshold = threshold if threshold > 1 else 1000  # a run killed right here left it at 1
+        self._guard(lambda: chunks.modify(configuration={"hnsw": {"sync_threshold": 1}}), "persist the index")
+        try:
+            self._guard(
+                lambda: chunks.upsert(ids=got["ids"], embeddings=got["embeddings"], metadatas=got["metadatas"]),
+                "persist the index",
+            )
+        finally:
+            self._guard(
+                lambda: chunks.modify(configuration={"hnsw": {"sync_threshold": threshold}}), "persist the index"
+            )
+
     def count_chunks(self) -> int:
         return int(self._guard(lambda: self._chunks.count(), "count chunks"))
 
@@ -247,7 +279,9 @@ class ChromaStore:
             ),
             "search",
         )
-        return [DenseMatch(cid, 1.0 - float(d)) for cid, d in zip(got["ids"][0], got["distances"][0])]
+        # Equal distances in id order: Chroma returns ties in the order its graph visits them.
+        ranked = sorted(zip(got["distances"][0], got["ids"][0]))
+        return [DenseMatch(cid, 1.0 - float(d)) for d, cid in ranked]
 
     def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
