@@ -3,6 +3,7 @@ methods are the facade the CLI, the UI and the MCP server use."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
@@ -300,8 +301,9 @@ class App:
             built = compute_map(
                 ids + rest, vectors, [f"{p.title}. {p.abstract}" for p in ordered], embedded, generation=generation
             )
-            path.parent.mkdir(parents=True, exist_ok=True)
-            built.save(path)
+            with contextlib.suppress(OSError):  # a read-only data folder: computed again next time
+                path.parent.mkdir(parents=True, exist_ok=True)
+                built.save(path)
             return built
 
     @cached_property
@@ -339,6 +341,7 @@ class App:
                 kept.append(question)
             if len(kept) == limit:
                 break
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"generation": generation, "limit": limit, "questions": kept}))
+        with contextlib.suppress(OSError):  # a read-only data folder: asked again next time
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({"generation": generation, "limit": limit, "questions": kept}))
         return kept

@@ -216,13 +216,40 @@ def _fts_query(text: str) -> str:
     return " ".join(f'"{w}"*' for w in words[:16])
 
 
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that never writes. `mode=ro` still takes locks and reads the write-ahead log
+    beside the file, so a writer elsewhere may go on; where the medium refuses even that (a WAL
+    database on a read-only mount with no `-shm` file), the file is opened as immutable: nobody
+    can be writing it there."""
+    for flags in ("mode=ro", "immutable=1"):
+        conn = sqlite3.connect(f"{path.as_uri()}?{flags}", uri=True, timeout=60, isolation_level=None)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError:
+            conn.close()
+            if flags == "immutable=1":
+                raise
+    raise AssertionError("unreachable")
+
+
 class Catalog:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, read_only: bool = False) -> None:
+        """`read_only`: open an existing catalogue without ever writing (a data folder on a
+        read-only mount): no schema set-up, no journal mode change, and a catalogue of another
+        schema is an error rather than a cache to rebuild."""
         self.path = path
+        self.read_only = read_only
         self._local = threading.local()
         self._mask_cache: dict[tuple[Filters, int], np.ndarray] = {}
         self._facet_cache: dict[tuple[str, int], list[str]] = {}
         self._mask_lock = threading.Lock()
+        if read_only:
+            version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
+            if version != SCHEMA_VERSION:
+                self.close()
+                raise SchemaChanged(f"catalogue schema {version}, this code reads {SCHEMA_VERSION}")
+            return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
@@ -254,7 +281,11 @@ class Catalog:
     @property
     def db(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
-        if conn is None:
+        if conn is None and self.read_only:
+            conn = _connect_read_only(self.path)
+            conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+            self._local.conn = conn
+        elif conn is None:
             conn = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=True)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")

@@ -14,7 +14,11 @@ StoreError naming the store, and the work already written stays valid: a re-run 
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
+import shutil
+import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -43,6 +47,75 @@ class StoreSpec(NamedTuple):
     path: Path | None
     host: str | None
     port: int
+
+
+def writable(folder: Path) -> bool:
+    """Whether this process may write in `folder` (false on a read-only mount, even for root)."""
+    return os.access(folder, os.W_OK)
+
+
+CHROMA_DB = "chroma.sqlite3"
+
+
+def read_only_view(folder: Path) -> Path:
+    """A folder a local Chroma can open for reading the index in `folder`, which this process may
+    not write (a shared index on a read-only mount). Chroma writes to its SQLite file whenever it
+    opens a folder ("attempt to write a readonly database", even with migrations off), so the view
+    holds a private copy of that file, taken consistently through SQLite's backup API, and links to
+    the vector segment folders, which readers only read. Kept in the user's cache folder and
+    reused until the index's file changes (its size and time name the view); older views of the
+    same index are removed."""
+    from platformdirs import user_cache_path
+
+    source = folder / CHROMA_DB
+    try:
+        stat = source.stat()
+    except OSError as err:
+        raise StoreError(f"no Chroma index in {folder} ({err.strerror}), and the folder is read-only") from err
+    name = hashlib.sha1(str(folder.resolve()).encode()).hexdigest()[:16]
+    root = user_cache_path("paper-rag") / "read-only"
+    view = root / f"{name}-{stat.st_size}-{stat.st_mtime_ns}"
+    if (view / CHROMA_DB).exists():
+        return view
+    root.mkdir(parents=True, exist_ok=True)
+    work = root / f"{view.name}.{os.getpid()}.tmp"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(mode=0o700)
+    _copy_database(source, work / CHROMA_DB)
+    for child in folder.iterdir():
+        if child.is_dir():
+            (work / child.name).symlink_to(child.resolve(), target_is_directory=True)
+    try:
+        work.rename(view)
+    except OSError:  # another process made the same view meanwhile: use that one
+        shutil.rmtree(work, ignore_errors=True)
+    for old in root.glob(f"{name}-*"):
+        if old != view and not old.name.endswith(".tmp"):
+            shutil.rmtree(old, ignore_errors=True)
+    return view
+
+
+def _copy_database(source: Path, target: Path) -> None:
+    """A consistent copy of a SQLite file this process may only read: opened read-only (taking a
+    shared lock, so a writer elsewhere cannot change it mid-copy), else, where even that is refused
+    (no lock possible on the medium), as immutable."""
+    error: sqlite3.Error | None = None
+    for flags in ("mode=ro", "immutable=1"):
+        try:
+            src = sqlite3.connect(f"{source.as_uri()}?{flags}", uri=True)
+            try:
+                dst = sqlite3.connect(target)
+                try:
+                    src.backup(dst)
+                    return
+                finally:
+                    dst.close()
+            finally:
+                src.close()
+        except sqlite3.Error as err:
+            error = err
+            target.unlink(missing_ok=True)
+    raise StoreError(f"cannot read the Chroma index {source} ({error})")
 
 
 class _Handles(NamedTuple):
@@ -83,7 +156,10 @@ class ChromaStore:
             client.heartbeat()
             return client
         assert path is not None
-        path.mkdir(parents=True, exist_ok=True)
+        if path.is_dir() and not writable(path):
+            path = read_only_view(path)
+        else:
+            path.mkdir(parents=True, exist_ok=True)
         return chromadb.PersistentClient(path=str(path), settings=settings)
 
     def _guard(self, call: Callable[[], T], what: str) -> T:
