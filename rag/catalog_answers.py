@@ -164,7 +164,11 @@ class CatalogueAnswerer:
                 continue
             draft.papers.append(paper)
             n = len(draft.papers)
-            shown = format_authors(paper.authors, paper.authors_truncated, 12) if name == "authors" else value
+            shown = (
+                format_authors(paper.authors, paper.authors_truncated, 12, alphabetical=paper.alphabetical)
+                if name == "authors"
+                else value
+            )
             claim = end_sentence(f"{FIELD_NAMES.get(name, name).capitalize()}: {shown}")
             where = " ".join(str(x) for x in (paper.venue, paper.year) if x and name not in ("venue", "year"))
             lines.append(f"**{name_of(paper)}** [{n}]{f' ({where})' if where else ''}. {claim}")
@@ -187,7 +191,7 @@ class CatalogueAnswerer:
         for i, paper in enumerate(shown, start=1):
             value = field_value(paper, main)
             claim = end_sentence(f"{main.capitalize()}: {value}") if value else ""
-            authors = format_authors(paper.authors, paper.authors_truncated, 3)
+            authors = format_authors(paper.authors, paper.authors_truncated, 3, alphabetical=paper.alphabetical)
             lines.append(
                 f"{i}. **{name_of(paper)}** [{i}]"
                 + (f" ({authors})" if authors else "")
@@ -232,7 +236,7 @@ class CatalogueAnswerer:
         shown = papers[: self.list_size]
         for i, paper in enumerate(shown, start=1):
             draft.papers.append(paper)
-            authors = format_authors(paper.authors, paper.authors_truncated, 12)
+            authors = format_authors(paper.authors, paper.authors_truncated, 12, alphabetical=paper.alphabetical)
             claim = end_sentence(f"Authors: {authors}")
             quotes = [best_sentence(q.text, paper)] if topical else describing_sentences(paper)
             quotes = [s for s in quotes if s]

@@ -17,20 +17,23 @@ def _richer(a: str, b: str) -> str:
     return b if len(b.strip()) > len(a.strip()) else a
 
 
-def _authors(parts: list[Paper]) -> tuple[list[str], bool]:
-    best: tuple[list[str], bool] = ([], False)
+def _authors(parts: list[Paper]) -> tuple[list[str], bool, str]:
+    """The best author list among the copies, whether it was cut, and its order."""
+    best: tuple[list[str], bool, str] = ([], False, "")
     for p in parts:
         names, cut = p.authors, p.authors_truncated
         if not names:
             continue
-        # A complete list beats a cut one unless the cut one is strictly longer.
+        # A complete list beats a cut one unless the cut one is strictly longer; between equals,
+        # one in the paper's order beats one sorted by name.
         better = (
             (not best[0])
             or (best[1] and not cut and len(names) >= len(best[0]))
             or (best[1] == cut and len(names) > len(best[0]))
+            or (best[1] == cut and len(names) == len(best[0]) and best[2] and not p.authors_order)
         )
         if better:
-            best = (names, cut)
+            best = (names, cut, p.authors_order)
     return best
 
 
@@ -60,7 +63,7 @@ def merge_papers(parts: list[Paper], paper_id: str, label: str | None = None) ->
         for k, v in p.extra.items():
             if k not in ("tracks", "sources"):
                 extra.setdefault(k, v)
-    merged.authors, merged.authors_truncated = _authors(ordered)
+    merged.authors, merged.authors_truncated, merged.authors_order = _authors(ordered)
     merged.track = max(tracks, key=len) if tracks else ""
     if len(tracks) > 1:
         extra["tracks"] = tracks

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO
 
 from rag.errors import InputError
+from rag.readers.authors import SourceOrder
 from rag.readers.encoding import Encoding, decode_whole, sniff, utf8_head, utf8_lines
 from rag.readers.pagetext import PAGE_EXTENSIONS, looks_like_pagetext, read_pagetext
 from rag.readers.structured import (
@@ -254,6 +255,8 @@ class Reading:
             self.notes.append(InputError(str(file), encoding.note))
         handle.seek(0)
         errors_before = len(self.errors)
+        order = SourceOrder()
+        held: list[Paper] = []  # copies held back until the source's author order is judged
         for item in self._records(file, fmt, handle, encoding):
             if isinstance(item, Paper) and (field := nul_field(item)):
                 reason = f"field '{field}' holds a NUL character (byte 0); record skipped"
@@ -267,8 +270,17 @@ class Reading:
                 self.notes += [InputError(str(file), note, item.position) for note in notes]
             item.venue = item.venue or self.options.venue
             item.year = item.year or self.options.year
-            if self._take():
-                yield item
+            if not self._take():
+                continue
+            if order.done:
+                yield order.mark(item)
+                continue
+            order.observe(item.authors)
+            held.append(item)
+            if order.done:
+                yield from map(order.mark, held)
+                held = []
+        yield from map(order.mark, held)
         if report.read == 0 and report.skipped == 0:
             self._error(report, InputError(str(file), "no papers found in file"))
         report.complete = not self.options.partial and len(self.errors) == errors_before
