@@ -19,7 +19,7 @@ from rag.chat import ChatSession
 from rag.chunk import Chunker
 from rag.cite import SupportChecker
 from rag.embed import Embedder, EmbedPool, HashEmbedder, LocalEmbedder
-from rag.errors import NothingReadError
+from rag.errors import NothingReadError, SettingsError
 from rag.index import Index
 from rag.ingest import Ingester, IngestReport
 from rag.progress import Progress
@@ -85,18 +85,33 @@ class App:
         return Chunker(self.settings.chunk_tokens, self.settings.chunk_overlap)
 
     @cached_property
+    def home(self) -> Path:
+        """The data folder, checked: a path through a file (RAG_HOME set to a file by mistake)
+        is a settings error naming RAG_HOME, not Chroma's NotADirectoryError."""
+        home = Path(self.settings.home)
+        for part in (home, *home.parents):
+            if part.exists():
+                if not part.is_dir():
+                    raise SettingsError(
+                        f"RAG_HOME ({home}) cannot be a data folder: {part} is a file; set RAG_HOME to a folder "
+                        "(it is created if missing)"
+                    )
+                break
+        return home
+
+    @cached_property
     def store(self) -> ChromaStore:
         s = self.settings
         return ChromaStore(
             fingerprint(self.embedder, self.chunker),
-            path=None if s.chroma_host else Path(s.home) / "chroma",
+            path=None if s.chroma_host else self.home / "chroma",
             host=s.chroma_host,
             port=s.chroma_port,
         )
 
     @cached_property
     def index(self) -> Index:
-        return Index(self.store, self.embedder, self.chunker, Path(self.settings.home), self.settings.snapshot_every)
+        return Index(self.store, self.embedder, self.chunker, self.home, self.settings.snapshot_every)
 
     @cached_property
     def retriever(self) -> Retriever:

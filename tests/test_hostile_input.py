@@ -340,3 +340,33 @@ def test_a_nul_byte_costs_its_row_and_a_utf16_file_is_read(tmp_path: Path) -> No
     assert set(problems) == {("nul.csv", 3), ("ui-map.png", None)}
     assert "NUL" in problems[("nul.csv", 3)] and "binary" in problems[("ui-map.png", None)]
     assert any("UTF-16" in n.reason and n.source == str(utf16) for n in reading.notes)
+
+
+def test_error_texts_say_what_is_wrong_and_what_is_accepted(tmp_path: Path) -> None:
+    """A truncated JSON Lines record says it is cut short (not "Invalid control character at,
+    column 897"); a CSV without a title or abstract column lists the column names that are read;
+    RAG_HOME naming a file says RAG_HOME, not Chroma's NotADirectoryError."""
+    env = {**HASH, "RAG_HOME": str(tmp_path / "h")}
+    record = json.dumps({"id": "T1", "title": "A paper cut short", "abstract": "We study truncation " * 20})
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text(record[:200] + "\n" + record.replace("T1", "T2") + "\n" + record[:150], encoding="utf-8")
+    out = run_rag("ingest", str(cut), env=env)
+    assert out.returncode == 1 and "added 1," in out.stdout, out.stderr
+    assert f"skipped {cut}:1: the record is cut short at column 201 (a truncated file, or a record split" in out.stderr
+    assert f"skipped {cut}:3: the record is cut short" in out.stderr
+    bad_json = tmp_path / "bad.jsonl"
+    bad_json.write_text('{"id": "B1" "title": "x"}\n', encoding="utf-8")
+    assert "invalid JSON: Expecting ',' delimiter at column 13" in str(read_file(bad_json).errors[0])
+
+    csv_file = tmp_path / "unknown.csv"
+    csv_file.write_text("paper,summary_text\nA,B\n", encoding="utf-8")
+    error = str(read_file(csv_file).errors[0])
+    assert "header (paper, summary_text) has no title or abstract column" in error
+    assert "title: title, name" in error and "abstract: abstract, summary, text" in error
+
+    a_file = tmp_path / "not-a-folder"
+    a_file.write_text("x", encoding="utf-8")
+    for home in (a_file, a_file / "below"):
+        out = run_rag("search", "anything", env={**HASH, "RAG_HOME": str(home)})
+        assert out.returncode != 0 and "Traceback" not in out.stderr and "NotADirectoryError" not in out.stderr
+        assert f"RAG_HOME ({home})" in out.stderr and f"{a_file} is a file" in out.stderr

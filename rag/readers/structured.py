@@ -13,7 +13,7 @@ from datetime import date
 from typing import Any
 
 from rag.errors import InputError
-from rag.readers.records import RecordError, paper_from_record, split_authors
+from rag.readers.records import ALIASES, RecordError, paper_from_record, split_authors
 from rag.types import Paper
 
 Result = Iterator[Paper | InputError]
@@ -39,6 +39,27 @@ def nesting(value: Any) -> int:
                 return deepest
             stack.extend((v, depth) for v in (item.values() if isinstance(item, dict) else item))
     return deepest
+
+
+def json_problem(err: json.JSONDecodeError) -> str:
+    """What is wrong with a record that is not JSON, in words: a record that stops before it
+    ends (the line runs out inside a string, or right after a comma) is "cut short", the usual
+    result of a truncated file or a record broken over lines; Python's own messages alone
+    ("Invalid control character at, column 897") do not say that."""
+    line_start = err.doc.rfind("\n", 0, err.pos) + 1
+    line_end = err.doc.find("\n", err.pos)
+    line_end = len(err.doc) if line_end < 0 else line_end
+    rest = err.doc[err.pos : line_end].strip()
+    ends_inside = err.msg.startswith("Unterminated string") or not rest
+    if ends_inside and err.msg != "Extra data":
+        column = len(err.doc[line_start:line_end].rstrip("\r")) + 1
+        return (
+            f"the record is cut short at column {column} (a truncated file, or a record split over lines? "
+            "each line must hold one whole JSON record)"
+        )
+    if err.msg.startswith("Invalid control character"):
+        return f"invalid JSON: a raw control character {err.doc[err.pos]!r} inside a string at column {err.colno}"
+    return f"invalid JSON: {err.msg} at column {err.colno}"
 
 
 def _one(record: Any, source: str, line: int, ordinal: int, scrub: bool = True) -> Paper | InputError:
@@ -101,7 +122,7 @@ def _json_lines(
         try:
             value = json.loads(line)
         except json.JSONDecodeError as err:
-            yield InputError(source, f"invalid JSON ({err.msg}, column {err.colno})", number)
+            yield InputError(source, json_problem(err), number)
             continue
         except RecursionError:
             yield InputError(source, TOO_DEEP, number)
@@ -197,7 +218,7 @@ def read_json(text: str, source: str) -> Result:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
-        yield InputError(source, f"invalid JSON ({err.msg}, column {err.colno})", err.lineno)
+        yield InputError(source, json_problem(err), err.lineno)
         return
     except RecursionError:  # one element nested too deep for the parser: the others still count
         yield from _read_json_elements(text, source)
@@ -242,7 +263,7 @@ def _read_json_elements(text: str, source: str) -> Result:
             pos = _value_end(text, pos)
             continue
         except json.JSONDecodeError as err:
-            yield InputError(source, f"invalid JSON ({err.msg}, column {err.colno})", err.lineno)
+            yield InputError(source, json_problem(err), err.lineno)
             return
         yield _one(record, source, line, ordinal)
 
@@ -322,7 +343,13 @@ def read_csv(text: str, source: str) -> Result:
         return
     delimiter = csv_delimiter(lines[0])
     if delimiter is None:
-        yield InputError(source, "CSV header names neither a title nor an abstract column", 1)
+        found = ", ".join(c.strip() for c in (_fields(lines[0], ",") or [])[:12] if c.strip())
+        read = "; ".join(f"{name}: {', '.join(aliases)}" for name, aliases in ALIASES.items())
+        yield InputError(
+            source,
+            f"CSV header ({found}) has no title or abstract column; the columns read are (any case) {read}",
+            1,
+        )
         return
     header = [c.strip() for c in _fields(lines[0], delimiter) or []]
     width = len(header)
