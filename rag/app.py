@@ -23,7 +23,7 @@ from rag.errors import NothingReadError, SettingsError
 from rag.index import Index
 from rag.ingest import Ingester, IngestReport
 from rag.progress import Progress
-from rag.readers import Reading, ReadOptions
+from rag.readers import Reading, ReadOptions, estimate_records
 from rag.retrieve import Mode, Retriever, SearchResult
 from rag.settings import Settings
 from rag.store import ChromaStore
@@ -58,18 +58,6 @@ def fingerprint(embedder: Embedder, chunker: Chunker) -> str:
     """Names the collections, so vectors of different models or chunkings never mix."""
     safe = "".join(ch if ch.isalnum() else "-" for ch in embedder.name.lower()).strip("-")
     return f"{safe}-{chunker.fingerprint}"[:60]
-
-
-def estimate_papers(paths: list[Path]) -> int | None:
-    """Lines of the JSON Lines files given (a cheap total for progress), None for anything else."""
-    total = 0
-    for path in paths:
-        if path.is_file() and path.suffix.lower() in (".jsonl", ".ndjson"):
-            with path.open("rb") as handle:
-                total += sum(block.count(b"\n") for block in iter(lambda: handle.read(1 << 20), b""))
-        else:
-            return None
-    return total or None
 
 
 @dataclass
@@ -172,7 +160,7 @@ class App:
         """Read, embed and write `paths`. Chroma writes go to a writer process beside this one
         (`rag.writer`) when `writer_process` says so, or by default for big inputs."""
         reading = Reading(paths, options)
-        total = estimate_papers([p for p in paths])
+        total = estimate_records(paths, options)
         if total and options.shard:
             total = -(-total // options.shard[1])
         meter = Progress("ingest", total, every_s=self.settings.progress_seconds, enabled=progress is not False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -643,3 +644,22 @@ def test_a_long_log_derived_on_a_fresh_cache_equals_the_writers_catalogue(tmp_pa
             answer,
         ], query
     assert consistent(reader) == consistent(writer)
+
+
+def test_progress_has_a_total_and_time_left_for_folders_with_files(tmp_path: Path) -> None:
+    """A folder given with files used to show a running count only ("2,000 papers"), where files
+    alone showed "2,000/7,130 papers … about 10 s left": the total now counts the folder's lists
+    too, read the way ingest reads them."""
+    folder = tmp_path / "lists"
+    folder.mkdir()
+    _jsonl(folder / "a.jsonl", [{"id": f"A{i}", "title": f"Paper {i}"} for i in range(200)])
+    (folder / "b.csv").write_text("id,title\n" + "".join(f"B{i},Row {i}\n" for i in range(50)), encoding="utf-8")
+    shutil.copy(next(SAMPLE.glob("001_*.txt")), folder / "page.txt")  # 19 abstracts
+    (folder / "notes.py").write_text("print('not a list')\n", encoding="utf-8")
+    extra = _jsonl(tmp_path / "c.jsonl", [{"id": f"C{i}", "title": f"More {i}"} for i in range(100)])
+    env = {**HASH, "RAG_HOME": str(tmp_path / "h"), "RAG_PROGRESS_SECONDS": "0", "RAG_INGEST_BATCH": "50"}
+    out = run_rag("ingest", str(folder), str(extra), env=env)
+    assert out.returncode == 0 and "added 369," in out.stdout, out.stderr
+    lines = [line for line in out.stderr.splitlines() if line.startswith("ingest:")]
+    assert lines and all("/369 papers" in line for line in lines), lines
+    assert any("left" in line for line in lines), lines
