@@ -352,7 +352,7 @@ def reconcile(abstracts: AbstractSet[str], names: AbstractSet[str], reads: Catal
             continue  # a paper of its own, and it stays one
         if target == pid:
             continue
-        if not listed:
+        if found.target is not None and not listed:  # an id-less paper taken in: gone, but not removed
             merged_away.add(pid)
         moved = dataclasses.replace(copy, id=target)
         staged[skey] = Staged(skey, target, moved, copy_digest(moved), copy.source, pid)

@@ -663,3 +663,21 @@ def test_progress_has_a_total_and_time_left_for_folders_with_files(tmp_path: Pat
     lines = [line for line in out.stderr.splitlines() if line.startswith("ingest:")]
     assert lines and all("/369 papers" in line for line in lines), lines
     assert any("left" in line for line in lines), lines
+
+
+def test_removing_a_list_gives_the_pasted_abstracts_it_took_in_their_own_ids_back(tmp_path: Path) -> None:
+    """A pasted abstract joined its listed paper; removing the list leaves the pasted paper as a
+    paper of its own, under its own derived id, not under the removed paper's id."""
+    abstract = (
+        "We study how sparse attention halves the memory of long-context transformers while keeping their "
+        "accuracy on retrieval benchmarks, and explain when it fails."
+    )
+    app = hash_app(tmp_path / "home")
+    listed = _jsonl(tmp_path / "list.jsonl", [{"id": "L1", "title": "Sparse attention", "abstract": abstract}])
+    app.ingest([listed, _page(tmp_path / "pasted.txt", abstract)], progress=False)
+    assert [p.id for p in app.lookup("", limit=10)] == ["L1"]
+    report = app.remove(source=listed)
+    (left,) = app.lookup("", limit=10)
+    assert left.id.startswith("a-") and not left.own_id and left.abstract == abstract
+    assert report.removed == ["L1"] and any("taken back out of 'L1'" in m.reason for m in report.merges)
+    assert consistent(app) == (1, 1)

@@ -387,6 +387,7 @@ def test_removing_the_listed_paper_gives_the_idless_copy_its_own_id_back() -> No
     removal = BatchPlan(tuple(Staged(copy_key(listed), "L1", None, "", listed.source, "L1") for _ in [0]))
     moves = settle(held, removal)
     assert targets(moves) == {"pasted.txt|#0": pasted.id} and "taken back out of 'L1'" in moves.merges[0].reason
+    assert not moves.merged_away  # L1 itself was removed, and the summary says so
 
 
 def test_an_idless_record_edited_in_place_keeps_its_id() -> None:
