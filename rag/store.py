@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import multiprocessing
 import os
 import shutil
 import sqlite3
@@ -47,6 +48,16 @@ class StoreSpec(NamedTuple):
     path: Path | None
     host: str | None
     port: int
+
+
+def _apply_log(spec: StoreSpec) -> None:
+    """In a fresh process (`ChromaStore.persist_index`): open the store and read the chunks once,
+    so Chroma applies its log to the graph with the collection's current threshold."""
+    store = ChromaStore(*spec).open()
+    chunks = store._chunks
+    got = chunks.get(limit=1, include=["embeddings"])
+    if got["ids"]:
+        chunks.query(query_embeddings=[list(got["embeddings"][0])], n_results=1, include=[])
 
 
 def writable(folder: Path) -> bool:
@@ -308,36 +319,60 @@ class ChromaStore:
             offset += len(got["ids"])
 
     def persist_index(self) -> None:
-        """Have a local Chroma write the chunks' whole HNSW graph to disk now (writers call it when
-        they finish). Why: Chroma persists its graph only every `sync_threshold` (1,000) records;
-        the records after that stay in its write-ahead log, and every process that opens the
-        folder replays them into the graph in an order of its own. Each process then searched a
-        different graph, and the approximate neighbours changed from run to run (5 different
-        hybrid top-10s in 20 runs over 600 papers; chroma-core/chroma#3638, and #7463: no call to
-        persist). With the whole graph on disk every process loads the same one, and the same
-        query gives the same result. Done by lowering the threshold to 1 for one re-upsert of an
-        existing record (same vector, same metadata), then setting it back. A Chroma server holds
-        one graph in memory for all its clients, and does not always take such a change
-        (`_few_large_records`): nothing to do there."""
-        if self.spec.host:
+        """Have a local Chroma write the chunks' whole HNSW graph to disk (writers call it when they
+        finish), so that every process searches the same graph.
+
+        Why: Chroma writes its graph only once `sync_threshold` (1,000) records have come since the
+        last write. A process that opens the folder applies the records after that from Chroma's
+        write-ahead log, inserting them in parallel in an order of its own: each process searched
+        a different graph, and the approximate neighbours changed from run to run (5 different
+        hybrid top-10s in 20 runs over 600 papers; chroma-core/chroma#3638, #7463: there is no
+        call to persist). A segment writer keeps the threshold it was created with for the life of
+        its process, so this one cannot be told to persist: the threshold is set to 1, a fresh
+        process reads the collection (applying the log, and so writing the graph with it), and the
+        threshold is set back. Nothing is done when the log is already applied, nor against a
+        server, which holds one graph in memory for all its clients."""
+        if self.spec.host or not self.unapplied_records():
             return
         chunks = self._chunks
-        got = self._guard(lambda: chunks.get(limit=1, include=["embeddings", "metadatas"]), "read chunk ids")
-        if not got["ids"]:
-            return
         hnsw = chunks.configuration_json.get("hnsw") or {}
         threshold = int(hnsw.get("sync_threshold") or 1000)
         threshold = threshold if threshold > 1 else 1000  # a run killed right here left it at 1
         self._guard(lambda: chunks.modify(configuration={"hnsw": {"sync_threshold": 1}}), "persist the index")
         try:
-            self._guard(
-                lambda: chunks.upsert(ids=got["ids"], embeddings=got["embeddings"], metadatas=got["metadatas"]),
-                "persist the index",
-            )
+            context = multiprocessing.get_context("spawn")  # chromadb's threads do not survive a fork
+            proc = context.Process(target=_apply_log, args=(self.spec,), name="rag-persist-index")
+            proc.start()
+            proc.join()
         finally:
             self._guard(
                 lambda: chunks.modify(configuration={"hnsw": {"sync_threshold": threshold}}), "persist the index"
             )
+        left = self.unapplied_records()
+        if left:
+            log.warning("Chroma did not write %d records of its vector log to its graph: searches may vary", left)
+
+    def unapplied_records(self) -> int | None:
+        """How many records of the chunks collection's write-ahead log its vector graph on disk
+        lacks (None where that cannot be told: a server, or a Chroma whose files are laid out
+        otherwise). Read from Chroma's own SQLite file, read-only."""
+        if self.spec.path is None:
+            return None
+        collection = str(self._chunks.id)
+        try:
+            db = sqlite3.connect(f"{(self.spec.path / CHROMA_DB).as_uri()}?mode=ro", uri=True, timeout=30)
+            try:
+                row = db.execute(
+                    "SELECT count(*) FROM embeddings_queue WHERE topic LIKE ? AND seq_id > coalesce(("
+                    "SELECT m.seq_id FROM max_seq_id m JOIN segments s ON s.id = m.segment_id "
+                    "WHERE s.collection = ? AND s.scope = 'VECTOR'), 0)",
+                    (f"%/{collection}", collection),
+                ).fetchone()
+            finally:
+                db.close()
+        except sqlite3.Error:
+            return None
+        return int(row[0])
 
     def count_chunks(self) -> int:
         return int(self._guard(lambda: self._chunks.count(), "count chunks"))
