@@ -131,7 +131,7 @@ class LLMAnswerer:
         heads, bodies = [], []
         for n, hit in enumerate(hits, start=1):
             p = hit.paper
-            authors = format_authors(p.authors, p.authors_truncated, 12) or "unknown"
+            authors = format_authors(p.authors, p.authors_truncated, 12, alphabetical=p.alphabetical) or "unknown"
             heads.append(
                 f'<source id="{n}">\nTitle: {name_of(p)}\nAuthors: {authors}\n'
                 f"Venue: {p.venue} {p.year or ''}\nDecision: {p.decision or 'unknown'}\nAbstract: "

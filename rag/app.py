@@ -3,6 +3,7 @@ methods are the facade the CLI, the UI and the MCP server use."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
@@ -20,13 +21,13 @@ from rag.chunk import Chunker
 from rag.cite import SupportChecker
 from rag.compose import ExtractiveAnswerer
 from rag.embed import Embedder, EmbedPool, HashEmbedder, LocalEmbedder
-from rag.errors import NothingReadError
+from rag.errors import NothingReadError, SettingsError
 from rag.index import Index
 from rag.ingest import Ingester, IngestReport
 from rag.keyword import TOKENIZE
 from rag.logistic import LogisticModel
 from rag.progress import Progress
-from rag.readers import Reading, ReadOptions
+from rag.readers import Reading, ReadOptions, estimate_records
 from rag.relevance import MODEL_FILE as RELEVANCE_MODEL
 from rag.relevance import Relevance
 from rag.retrieve import Fusion, Mode, Retriever, SearchResult
@@ -68,18 +69,6 @@ def fingerprint(embedder: Embedder, chunker: Chunker) -> str:
     return f"{safe}-{chunker.fingerprint}"[:60]
 
 
-def estimate_papers(paths: list[Path]) -> int | None:
-    """Lines of the JSON Lines files given (a cheap total for progress), None for anything else."""
-    total = 0
-    for path in paths:
-        if path.is_file() and path.suffix.lower() in (".jsonl", ".ndjson"):
-            with path.open("rb") as handle:
-                total += sum(block.count(b"\n") for block in iter(lambda: handle.read(1 << 20), b""))
-        else:
-            return None
-    return total or None
-
-
 @dataclass
 class App:
     settings: Settings
@@ -93,18 +82,33 @@ class App:
         return Chunker(self.settings.chunk_tokens, self.settings.chunk_overlap)
 
     @cached_property
+    def home(self) -> Path:
+        """The data folder, checked: a path through a file (RAG_HOME set to a file by mistake)
+        is a settings error naming RAG_HOME, not Chroma's NotADirectoryError."""
+        home = Path(self.settings.home)
+        for part in (home, *home.parents):
+            if part.exists():
+                if not part.is_dir():
+                    raise SettingsError(
+                        f"RAG_HOME ({home}) cannot be a data folder: {part} is a file; set RAG_HOME to a folder "
+                        "(it is created if missing)"
+                    )
+                break
+        return home
+
+    @cached_property
     def store(self) -> ChromaStore:
         s = self.settings
         return ChromaStore(
             fingerprint(self.embedder, self.chunker),
-            path=None if s.chroma_host else Path(s.home) / "chroma",
+            path=None if s.chroma_host else self.home / "chroma",
             host=s.chroma_host,
             port=s.chroma_port,
         )
 
     @cached_property
     def index(self) -> Index:
-        return Index(self.store, self.embedder, self.chunker, Path(self.settings.home), self.settings.snapshot_every)
+        return Index(self.store, self.embedder, self.chunker, self.home, self.settings.snapshot_every)
 
     @cached_property
     def retriever(self) -> Retriever:
@@ -181,7 +185,7 @@ class App:
         """Read, embed and write `paths`. Chroma writes go to a writer process beside this one
         (`rag.writer`) when `writer_process` says so, or by default for big inputs."""
         reading = Reading(paths, options)
-        total = estimate_papers([p for p in paths])
+        total = estimate_records(paths, options)
         if total and options.shard:
             total = -(-total // options.shard[1])
         meter = Progress("ingest", total, every_s=self.settings.progress_seconds, enabled=progress is not False)
@@ -329,8 +333,9 @@ class App:
             built = compute_map(
                 ids + rest, vectors, [f"{p.title}. {p.abstract}" for p in ordered], embedded, generation=generation
             )
-            path.parent.mkdir(parents=True, exist_ok=True)
-            built.save(path)
+            with contextlib.suppress(OSError):  # a read-only data folder: computed again next time
+                path.parent.mkdir(parents=True, exist_ok=True)
+                built.save(path)
             return built
 
     @cached_property
@@ -368,6 +373,7 @@ class App:
                 kept.append(question)
             if len(kept) == limit:
                 break
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"generation": generation, "limit": limit, "questions": kept}))
+        with contextlib.suppress(OSError):  # a read-only data folder: asked again next time
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({"generation": generation, "limit": limit, "questions": kept}))
         return kept

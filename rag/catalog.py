@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 
 from rag.errors import StoreError
-from rag.identity import abstract_key, copies_digest, title_head, title_key
-from rag.merge import merge_papers
+from rag.identity import abstract_key, copies_digest, idless_keys, looks_idless, title_head, title_key
+from rag.merge import listed_claims, merge_papers
 from rag.text import STOPWORDS, fold, is_coined
 from rag.types import Paper
 
@@ -56,8 +56,13 @@ CREATE TABLE IF NOT EXISTS papers (
   abstract_key TEXT NOT NULL, title_key TEXT NOT NULL, title_head TEXT NOT NULL, label_key TEXT NOT NULL,
   venue TEXT NOT NULL, year INTEGER, tracks TEXT NOT NULL, decision TEXT NOT NULL,
   version TEXT NOT NULL, n_chunks INTEGER NOT NULL, vectors_ok INTEGER NOT NULL, indexed INTEGER NOT NULL,
-  sort_key TEXT NOT NULL);
+  sort_key TEXT NOT NULL, claim_key TEXT NOT NULL, claim_head TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS papers_abstract ON papers(abstract_key);
+CREATE INDEX IF NOT EXISTS papers_claim_key ON papers(claim_key) WHERE claim_key != '';
+CREATE INDEX IF NOT EXISTS papers_claim_head ON papers(claim_head) WHERE claim_head != '';
+CREATE TABLE IF NOT EXISTS idless (skey TEXT NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS idless_key ON idless(kind, key);
+CREATE INDEX IF NOT EXISTS idless_skey ON idless(skey);
 CREATE INDEX IF NOT EXISTS papers_title ON papers(title_key);
 CREATE INDEX IF NOT EXISTS papers_head ON papers(title_head);
 CREATE INDEX IF NOT EXISTS papers_label ON papers(label_key);
@@ -68,6 +73,7 @@ CREATE INDEX IF NOT EXISTS papers_decision ON papers(decision);
 CREATE INDEX IF NOT EXISTS papers_unindexed ON papers(pno) WHERE indexed = 0;
 CREATE INDEX IF NOT EXISTS papers_novectors ON papers(pno) WHERE vectors_ok = 0;
 CREATE INDEX IF NOT EXISTS papers_idless ON papers(pno) WHERE own_id = 0;
+CREATE INDEX IF NOT EXISTS papers_title_only ON papers(pno) WHERE has_abstract = 0;
 CREATE INDEX IF NOT EXISTS papers_sort ON papers(sort_key, pid);
 CREATE TABLE IF NOT EXISTS authors (key TEXT NOT NULL, name TEXT NOT NULL, pno INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS authors_key ON authors(key);
@@ -87,7 +93,9 @@ BULK_CACHE_KIB = 1 << 20  # while a long log is applied (`Catalog.bulk_load`)
 # Bumped whenever SCHEMA changes, or the rules that derive its rows from the log do (`names_of`,
 # the identity keys, `merge_papers`): a catalogue of another version is only a cache, rebuilt from
 # the log. 5: names may open with digits ("3D-MolT5"); caches derived before kept the old names.
-SCHEMA_VERSION = 5
+# 6: the identity claims of listed papers (`claim_key`, `claim_head`) and the keys of id-less
+# copies (`idless`), so that which paper an id-less copy joins no longer depends on ingest order.
+SCHEMA_VERSION = 6
 
 
 class SchemaChanged(Exception):
@@ -208,13 +216,40 @@ def _fts_query(text: str) -> str:
     return " ".join(f'"{w}"*' for w in words[:16])
 
 
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that never writes. `mode=ro` still takes locks and reads the write-ahead log
+    beside the file, so a writer elsewhere may go on; where the medium refuses even that (a WAL
+    database on a read-only mount with no `-shm` file), the file is opened as immutable: nobody
+    can be writing it there."""
+    for flags in ("mode=ro", "immutable=1"):
+        conn = sqlite3.connect(f"{path.as_uri()}?{flags}", uri=True, timeout=60, isolation_level=None)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError:
+            conn.close()
+            if flags == "immutable=1":
+                raise
+    raise AssertionError("unreachable")
+
+
 class Catalog:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, read_only: bool = False) -> None:
+        """`read_only`: open an existing catalogue without ever writing (a data folder on a
+        read-only mount): no schema set-up, no journal mode change, and a catalogue of another
+        schema is an error rather than a cache to rebuild."""
         self.path = path
+        self.read_only = read_only
         self._local = threading.local()
         self._mask_cache: dict[tuple[Filters, int], np.ndarray] = {}
         self._facet_cache: dict[tuple[str, int], list[str]] = {}
         self._mask_lock = threading.Lock()
+        if read_only:
+            version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
+            if version != SCHEMA_VERSION:
+                self.close()
+                raise SchemaChanged(f"catalogue schema {version}, this code reads {SCHEMA_VERSION}")
+            return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
@@ -246,7 +281,11 @@ class Catalog:
     @property
     def db(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
-        if conn is None:
+        if conn is None and self.read_only:
+            conn = _connect_read_only(self.path)
+            conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+            self._local.conn = conn
+        elif conn is None:
             conn = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=True)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
@@ -388,6 +427,13 @@ class Catalog:
             "copies": int(db.execute("SELECT count(*) FROM copies WHERE data IS NOT NULL").fetchone()[0]),
             "segments": int(db.execute("SELECT count(*) FROM segments").fetchone()[0]),
         }
+
+    def totals(self) -> tuple[int, int]:
+        """(papers, papers without abstract), as `counts` gives them, from indexes alone: ingest
+        ends by printing them, so its summary and `rag status` say the same."""
+        db = self.db
+        papers = int(db.execute("SELECT count(*) FROM papers").fetchone()[0])
+        return papers, int(db.execute("SELECT count(*) FROM papers WHERE has_abstract = 0").fetchone()[0])
 
     # -- reading papers -----------------------------------------------------------------------
     def get(self, paper_id: str) -> Paper | None:
@@ -793,30 +839,81 @@ class Catalog:
                 out[pid] = (key, list(json.loads(data).get("extra", {}).get("sources") or []))
         return out
 
-    def with_abstract_key(self, key: str) -> list[PaperState]:
-        rows = self.db.execute("SELECT pid FROM papers WHERE abstract_key = ?", (key,)).fetchall()
-        return list(self.states([r[0] for r in rows]).values())
-
     def has_idless(self) -> bool:
-        return self.db.execute("SELECT 1 FROM papers WHERE own_id = 0 LIMIT 1").fetchone() is not None
+        """Whether any live id-less copy could join a listed paper (ingest skips identity checks otherwise)."""
+        return self.db.execute("SELECT 1 FROM idless LIMIT 1").fetchone() is not None
 
-    def title_only_with_head(self, head: str) -> list[str]:
-        """Own-id papers without abstract whose title opens with `head` ("BrainOOD: …")."""
+    def claimants_of_abstract(self, key: str) -> list[str]:
+        """Listed papers whose own copies' abstract has this whole-abstract key."""
+        return [r[0] for r in self.db.execute("SELECT pid FROM papers WHERE claim_key = ? ORDER BY pid", (key,))]
+
+    def claimants_of_head(self, heads: Iterable[str]) -> list[str]:
+        """Listed papers whose own copies have no abstract and whose title opens with one of these
+        names ("BrainOOD: …")."""
+        wanted = sorted(set(heads))
+        if not wanted:
+            return []
+        marks = ",".join("?" * len(wanted))
         return [
             r[0]
             for r in self.db.execute(
-                "SELECT pid FROM papers WHERE title_head = ? AND own_id = 1 AND has_abstract = 0", (head,)
+                f"SELECT DISTINCT pid FROM papers WHERE claim_head IN ({marks}) ORDER BY pid", wanted
             )
         ]
 
-    def idless_with_label(self, label: str) -> list[str]:
-        """Id-less papers with an abstract and no title whose label (introduced name) is `label`."""
-        return [
-            r[0]
-            for r in self.db.execute(
-                "SELECT pid FROM papers WHERE label_key = ? AND own_id = 0 AND title_key = ''", (label,)
-            )
-        ]
+    def namers(self, names: Iterable[str]) -> set[str]:
+        """The distinct id-less abstracts (their whole-abstract key, else their copy key) that
+        introduce one of these coined names."""
+        wanted = sorted(set(names))
+        if not wanted:
+            return set()
+        marks = ",".join("?" * len(wanted))
+        rows = self.db.execute(
+            f"SELECT n.skey, a.key FROM idless n LEFT JOIN idless a ON a.skey = n.skey AND a.kind = 'a' "
+            f"WHERE n.kind = 'n' AND n.key IN ({marks})",
+            wanted,
+        )
+        return {key or skey for skey, key in rows}
+
+    def idless_copies(self, abstracts: Iterable[str], names: Iterable[str]) -> list[tuple[str, str, bool, Paper]]:
+        """Live id-less copies with one of these whole-abstract keys, or introducing one of these
+        names: (copy key, the paper it belongs to, whether that paper is listed, the copy)."""
+        skeys: set[str] = set()
+        for kind, keys in (("a", sorted(set(abstracts))), ("n", sorted(set(names)))):
+            for part in _chunks_of(keys):
+                marks = ",".join("?" * len(part))
+                skeys.update(
+                    r[0]
+                    for r in self.db.execute(
+                        f"SELECT skey FROM idless WHERE kind = ? AND key IN ({marks})", [kind, *part]
+                    )
+                )
+        out: list[tuple[str, str, bool, Paper]] = []
+        for part in _chunks_of(sorted(skeys)):
+            marks = ",".join("?" * len(part))
+            for skey, pid, data, own in self.db.execute(
+                f"SELECT c.skey, c.pid, c.data, p.own_id FROM copies c LEFT JOIN papers p ON p.pid = c.pid "
+                f"WHERE c.data IS NOT NULL AND c.skey IN ({marks}) ORDER BY c.skey",
+                part,
+            ):
+                out.append((skey, pid, bool(own), Paper.from_dict(json.loads(data))))
+        return out
+
+    def identity_keys(self, paper_ids: Iterable[str], skeys: Iterable[str]) -> tuple[set[str], set[str]]:
+        """(whole-abstract keys, names) that these papers claim and these id-less copies hold: what
+        a change to them can change for other copies."""
+        abstracts: set[str] = set()
+        names: set[str] = set()
+        for part in _chunks_of(sorted(set(paper_ids))):
+            marks = ",".join("?" * len(part))
+            for key, head in self.db.execute(f"SELECT claim_key, claim_head FROM papers WHERE pid IN ({marks})", part):
+                abstracts.add(key)
+                names.add(head)
+        for part in _chunks_of(sorted(set(skeys))):
+            marks = ",".join("?" * len(part))
+            for kind, key in self.db.execute(f"SELECT kind, key FROM idless WHERE skey IN ({marks})", part):
+                (abstracts if kind == "a" else names).add(key)
+        return abstracts - {""}, names - {""}
 
     def sources(self) -> list[str]:
         """Every source file that holds a live copy, sorted (an indexed lookup, not a scan of
@@ -887,6 +984,7 @@ class Catalog:
                 else:
                     written.pop(skey, None)
             db.executemany("INSERT OR REPLACE INTO copies VALUES (?,?,?,?,?,?,?,?)", rows)
+            self._index_idless(db, rows, written)
             vec_rows = []
             vec_pids = sorted({v[1] for v in vectors})
             held: dict[tuple[str, str], Versioned] = {}
@@ -909,6 +1007,21 @@ class Catalog:
             db.execute("INSERT INTO meta VALUES ('generation', '1') ON CONFLICT(key) DO UPDATE SET value = value + 1")
         return changed
 
+    @staticmethod
+    def _index_idless(db: sqlite3.Connection, rows: list[tuple[Any, ...]], written: dict[str, dict[str, Any]]) -> None:
+        """Keep `idless` in step with the copies just written: the keys (`rag.identity.idless_keys`)
+        of each live id-less copy, so that a listed paper arriving later finds the copies that are
+        its own, wherever they live now, and a rival arriving later finds the ones to take back."""
+        gone = [(r[0],) for r in rows if looks_idless(r[0]) or r[0] not in written]
+        db.executemany("DELETE FROM idless WHERE skey = ?", gone)
+        keys = [
+            (skey, kind, key)
+            for skey, data in written.items()
+            if data.get("own_id") is False
+            for kind, key in idless_keys(Paper.from_dict(data))
+        ]
+        db.executemany("INSERT INTO idless VALUES (?, ?, ?)", keys)
+
     def _refresh(
         self,
         db: sqlite3.Connection,
@@ -922,28 +1035,39 @@ class Catalog:
         """Recompute the shown paper of each id from its live copies; drop papers with none.
         Copies this segment has just written (`written`) are not parsed again from the table."""
         changed: set[str] = set()
-        new: list[tuple[Paper, str, str, int, int]] = []
+        new: list[tuple[Paper, str, str, int, int, tuple[str, str]]] = []
         ids = sorted(pids)
         for part in _chunks_of(list(ids), 500):
             marks = ",".join("?" * len(part))
             copies: dict[str, list[Paper]] = {}
             digests: dict[str, list[str]] = {}
+            mixed: set[str] = set()  # papers that may hold id-less copies: their claims need their copies
             for skey, pid, digest in db.execute(
                 f"SELECT skey, pid, digest FROM copies WHERE data IS NOT NULL AND pid IN ({marks}) ORDER BY skey", part
             ):
                 digests.setdefault(pid, []).append(digest)
                 held = copies.setdefault(pid, [])
-                if pid in known:
+                if looks_idless(skey):
+                    mixed.add(pid)
+                elif pid in known and pid not in mixed:
                     continue
                 as_read = written.get(skey)
                 if as_read is None:
                     as_read = json.loads(db.execute("SELECT data FROM copies WHERE skey = ?", (skey,)).fetchone()[0])
                 held.append(Paper.from_dict(as_read))
+            for pid in mixed & known.keys():  # the copies skipped above before the id-less one showed
+                if len(copies[pid]) < len(digests[pid]):
+                    copies[pid] = [
+                        Paper.from_dict(json.loads(data))
+                        for (data,) in db.execute(
+                            "SELECT data FROM copies WHERE data IS NOT NULL AND pid = ? ORDER BY skey", (pid,)
+                        )
+                    ]
             existing = {
                 r[1]: r
                 for r in db.execute(
-                    f"SELECT pno, pid, data, venue, year, tracks, decision, vectors_ok FROM papers "
-                    f"WHERE pid IN ({marks})",
+                    f"SELECT pno, pid, data, venue, year, tracks, decision, vectors_ok, claim_key, claim_head "
+                    f"FROM papers WHERE pid IN ({marks})",
                     part,
                 )
             }
@@ -969,18 +1093,23 @@ class Catalog:
                     version, n_chunks = chunk_of(paper)
                 vectors_ok = int((pid, version) in live)
                 data = json.dumps(paper.to_dict(), ensure_ascii=False)
-                if row is not None and row[2] == data and row[7] == vectors_ok:
+                claims = listed_claims(paper, copies[pid] if pid in mixed else None)
+                if row is not None and row[2] == data and row[7] == vectors_ok and (row[8], row[9]) == claims:
                     continue
                 changed.add(pid)
                 if row is None:
-                    new.append((paper, data, version, n_chunks, vectors_ok))
+                    new.append((paper, data, version, n_chunks, vectors_ok, claims))
                 else:
-                    self._write_paper(db, row, paper, data, version, n_chunks, vectors_ok, reindex=row[2] != data)
+                    self._write_paper(
+                        db, row, paper, data, version, n_chunks, vectors_ok, claims, reindex=row[2] != data
+                    )
             self._insert_papers(db, new, added)
             new = []
         return changed
 
-    def _values(self, paper: Paper, data: str, version: str, n_chunks: int, vectors_ok: int) -> tuple[Any, ...]:
+    def _values(
+        self, paper: Paper, data: str, version: str, n_chunks: int, vectors_ok: int, claims: tuple[str, str]
+    ) -> tuple[Any, ...]:
         return (
             data,
             int(paper.own_id),
@@ -997,6 +1126,7 @@ class Catalog:
             n_chunks,
             vectors_ok,
             fold(paper.display_title),
+            *claims,
         )
 
     @staticmethod
@@ -1009,7 +1139,7 @@ class Catalog:
     def _insert_papers(
         self,
         db: sqlite3.Connection,
-        new: list[tuple[Paper, str, str, int, int]],
+        new: list[tuple[Paper, str, str, int, int, tuple[str, str]]],
         added: list[tuple[int, Paper, int]] | None = None,
     ) -> None:
         """New papers in a few statements (bulk ingest and a second machine's first sync)."""
@@ -1017,8 +1147,8 @@ class Catalog:
             return
         db.executemany(
             "INSERT INTO papers (data, own_id, has_abstract, abstract_key, title_key, title_head, label_key, venue, "
-            "year, tracks, decision, version, n_chunks, vectors_ok, sort_key, indexed, pid) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?)",
+            "year, tracks, decision, version, n_chunks, vectors_ok, sort_key, claim_key, claim_head, indexed, pid) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?)",
             [(*self._values(*item), item[0].id) for item in new],
         )
         ids = [item[0].id for item in new]
@@ -1029,7 +1159,7 @@ class Catalog:
         authors: list[tuple[str, str, int]] = []
         names: list[tuple[str, str, int]] = []
         fts: list[tuple[int, str, str, str]] = []
-        for paper, _, _, n_chunks, _ in new:
+        for paper, _, _, n_chunks, _, _ in new:
             pno = numbers[paper.id]
             if added is not None:
                 added.append((pno, paper, n_chunks))
@@ -1057,16 +1187,18 @@ class Catalog:
         version: str,
         n_chunks: int,
         vectors_ok: int,
+        claims: tuple[str, str],
         reindex: bool,
     ) -> None:
         """Update one catalogued paper in place (its facets, authors and full text too)."""
         tracks = tracks_of(paper)
-        values = self._values(paper, data, version, n_chunks, vectors_ok)
+        values = self._values(paper, data, version, n_chunks, vectors_ok, claims)
         pno = row[0]
         db.execute(
             "UPDATE papers SET data=?, own_id=?, has_abstract=?, abstract_key=?, title_key=?, title_head=?, "
             "label_key=?, "
-            "venue=?, year=?, tracks=?, decision=?, version=?, n_chunks=?, vectors_ok=?, sort_key=?, "
+            "venue=?, year=?, tracks=?, decision=?, version=?, n_chunks=?, vectors_ok=?, sort_key=?, claim_key=?, "
+            "claim_head=?, "
             "indexed = CASE WHEN ? THEN 0 ELSE indexed END WHERE pno = ?",
             (*values, int(reindex), pno),
         )

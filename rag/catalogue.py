@@ -170,7 +170,11 @@ class CatalogueAnswerer:
         shown_field = "authors" if main == "author" else main
         for paper in shown:
             n = draft.cite(paper)
-            value = format_authors(paper.authors, paper.authors_truncated, 8) if main == "author" else ""
+            value = (
+                format_authors(paper.authors, paper.authors_truncated, 8, alphabetical=paper.alphabetical)
+                if main == "author"
+                else ""
+            )
             value = value or field_value(paper, shown_field)
             claim = end_sentence(f"{shown_field.capitalize()}: {value}") if value else ""
             lines.append(f"{n}. **{name_of(paper)}** [{n}]" + (f". {claim}" if claim else ""))
@@ -192,7 +196,11 @@ class CatalogueAnswerer:
                 draft.related.append(paper)
                 continue
             n = draft.cite(paper)
-            shown = format_authors(paper.authors, paper.authors_truncated, 12) if name == "authors" else value
+            shown = (
+                format_authors(paper.authors, paper.authors_truncated, 12, alphabetical=paper.alphabetical)
+                if name == "authors"
+                else value
+            )
             claim = end_sentence(f"{name.capitalize()}: {shown}")
             where = " ".join(str(x) for x in (paper.venue, paper.year) if x and name not in ("venue", "year"))
             lines.append(f"**{name_of(paper)}** [{n}]{f' ({where})' if where else ''}. {claim}")

@@ -26,8 +26,10 @@ import numpy as np
 from rag.embed import Embedder
 from rag.evidence import Support, Vectors, overlap, sentence_score, source_sentences, source_text
 from rag.text import (
+    ALPHABETICAL_MARK,
     comparable,
     content_words,
+    fold,
     format_authors,
     names_in,
     normalise,
@@ -279,7 +281,8 @@ class SupportChecker:
         value = field_value(paper, claim.field)
         claim.quote = f"{claim.field}: {value}" if value else ""
         if claim.field == "authors":  # every name the claim lists is an author of the paper
-            listed = re.sub(r"^\s*authors?\s*:\s*|\s*et al\.?\s*\.?$|\.$", "", claim.text.strip(), flags=re.I)
+            text = claim.text.strip().replace(ALPHABETICAL_MARK.strip(), "")  # "A, B (alphabetical)."
+            listed = re.sub(r"^\s*authors?\s*:\s*|\s*et al\.?\s*\.?$|\.$", "", text.strip(), flags=re.I)
             names = [n.strip() for n in listed.split(",") if n.strip()]
             known = {comparable(a).strip() for a in paper.authors}
             ok = bool(names) and all(comparable(n).strip() in known for n in names)
@@ -293,7 +296,7 @@ class SupportChecker:
 def field_value(paper: Paper, name: str) -> str:
     """A catalogue field as text ("authors" joined by the one author formatter)."""
     if name == "authors":
-        return format_authors(paper.authors, paper.authors_truncated)
+        return format_authors(paper.authors, paper.authors_truncated, alphabetical=paper.alphabetical)
     value = getattr(paper, name, "")
     return str(value) if value not in (None, "") else ""
 
@@ -321,16 +324,33 @@ def citations_for(claims: Sequence[Claim], hits: Sequence[Hit]) -> list[Citation
     return [by_n[n] for n in sorted(by_n)]
 
 
+_KEY_STOPWORDS = frozenset("a an the of on in for to and with via from towards toward is are do does".split())
+
+
+def bibtex_key(paper: Paper) -> str:
+    """A BibTeX key from what the data knows. An author list in the paper's order: the first
+    author's surname, the year and the title's first word ("gao2025scaling"). A list sorted by
+    name (`Paper.alphabetical`: ICLR's), or none: the title's first content word, the year and its
+    second ("scaling2025evaluating"), never an invented first author ("radford2025scaling") nor
+    "anon2025…"."""
+    title = printable(paper.display_title)
+    year = str(paper.year or "")
+    if paper.authors and not paper.alphabetical:
+        surname = re.sub(r"[^a-z]", "", (printable(paper.authors[0]).split() or [""])[-1].lower())
+        if surname:
+            word = re.sub(r"[^a-z]", "", (title.split() or ["paper"])[0].lower()) or "paper"
+            return f"{surname}{year}{word}"
+    words = [re.sub(r"[^a-z0-9]", "", w) for w in fold(title).split()]
+    words = [w for w in words if w and w not in _KEY_STOPWORDS] or ["paper"]
+    return f"{words[0]}{year}{words[1] if len(words) > 1 else ''}"
+
+
 def bibtex_entry(paper: Paper) -> str:
     """A BibTeX entry; a cut author list ends in `and others`, BibTeX's own `et al.`. Fields are
     untrusted text: control sequences are removed before the key is derived (an escape code's
     `[31m` would otherwise become part of it) and from every value (a .bib file is shown in
     terminals)."""
-    first_author = printable(paper.authors[0]) if paper.authors else ""
-    surname = (first_author.split() or ["anon"])[-1].lower()
-    surname = re.sub(r"[^a-z]", "", surname) or "anon"
-    word = re.sub(r"[^a-z]", "", (printable(paper.display_title).split() or ["paper"])[0].lower()) or "paper"
-    key = f"{surname}{paper.year or ''}{word}"
+    key = bibtex_key(paper)
     authors = " and ".join(paper.authors + (["others"] if paper.authors_truncated else []))
     fields = [
         ("title", paper.title or paper.label),
@@ -339,8 +359,13 @@ def bibtex_entry(paper: Paper) -> str:
         ("year", str(paper.year or "")),
         ("url", paper.url),
     ]
+    notes = []
     if not paper.title:
-        fields.append(("note", "title not in the source list; label derived from the abstract"))
+        notes.append("title not in the source list; label derived from the abstract")
+    if paper.alphabetical and paper.authors:
+        notes.append("authors (alphabetical): the source lists them sorted by name, not in the paper's order")
+    if notes:
+        fields.append(("note", "; ".join(notes)))
     fields.append(("x-paper-id", paper.id))
     values = [(name, printable(value).replace("{", "").replace("}", "")) for name, value in fields]
     body = ",\n".join(f"  {name} = {{{value}}}" for name, value in values if value)

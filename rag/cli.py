@@ -26,7 +26,7 @@ from rag.readers import FORMATS_HELP, ReadOptions
 from rag.retrieve import Mode
 from rag.settings import Settings
 from rag.text import for_terminal, format_authors, join_sentences, printable
-from rag.types import Answer, Paper
+from rag.types import ALPHABETICAL, Answer, Paper
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -173,8 +173,10 @@ def _print_ingest(report: IngestReport) -> None:
         ", ".join(parts) + f" ({report.chunks_embedded} chunks embedded; {report.papers_read} papers read from "
         f"{len(report.files)} files)"
     )
-    if report.title_only_read:
-        click.echo(f"{report.title_only_read:,} without abstract: searchable by title, authors and venue only")
+    click.echo(
+        f"the index holds {report.papers:,} papers; {report.title_only:,} without abstract: searchable by title, "
+        "authors and venue only"
+    )
 
 
 @cli.command()
@@ -332,6 +334,8 @@ def _print_hits(hits: list[dict[str, Any]]) -> None:
     for rank, hit in enumerate(hits, start=1):
         title = for_terminal(hit["title"] or hit["label"] or hit["paper_id"])
         authors = format_authors(hit["authors"], hit["authors_truncated"], 4)
+        if authors and hit.get("authors_order") == ALPHABETICAL:
+            authors = f"authors (alphabetical): {authors}"  # sorted by name: no first author is known
         where = " ".join(str(x) for x in (hit["venue"], hit["year"]) if x)
         score = f"  [{hit['score']:.4f}]" if "score" in hit else ""
         click.echo(f"{rank}. {title}{score}")
@@ -435,7 +439,7 @@ def _print_answer(answer: Answer, streamed: bool) -> None:
             line = join_sentences(
                 [
                     p.display_title,
-                    format_authors(p.authors, p.authors_truncated, 3),
+                    format_authors(p.authors, p.authors_truncated, 3, alphabetical=p.alphabetical),
                     " ".join(str(x) for x in (p.venue, p.year) if x),
                     p.url,
                 ]

@@ -48,7 +48,8 @@ def also_relevant_line(papers: Sequence[Paper]) -> str:
 
 def byline(paper: Paper, limit: int = 6) -> str:
     where = " ".join(str(x) for x in (paper.venue, paper.year) if x)
-    return " · ".join(x for x in (format_authors(paper.authors, paper.authors_truncated, limit), where) if x)
+    authors = format_authors(paper.authors, paper.authors_truncated, limit, alphabetical=paper.alphabetical)
+    return " · ".join(x for x in (authors, where) if x)
 
 
 class ExtractiveAnswerer:

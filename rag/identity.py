@@ -15,7 +15,7 @@ import hashlib
 import json
 import re
 
-from rag.text import fold, normalise, short_hash
+from rag.text import fold, introduced_name, normalise, short_hash
 from rag.types import Paper
 
 # Normalised texts that say "there is no abstract" rather than being one.
@@ -109,6 +109,30 @@ def derived_id(paper: Paper) -> str:
         return "t-" + short_hash(title)
     raw = json.dumps([paper.abstract, paper.authors, paper.venue, paper.year], ensure_ascii=False)
     return "r-" + hashlib.sha1(raw.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+_IDLESS_KEY = re.compile(r"\|#\d+\Z")
+
+
+def looks_idless(skey: str) -> bool:
+    """Whether a copy key is an id-less copy's (`copy_key`: `source|#n`, where an own id gives
+    `source|id:…`). Only a hint for skipping work: an own id ending in `|#5` would look id-less."""
+    return _IDLESS_KEY.search(skey) is not None
+
+
+def idless_keys(paper: Paper) -> list[tuple[str, str]]:
+    """What an id-less copy may join a listed paper by: ("a", its whole-abstract key) and, for an
+    untitled abstract, ("n", each title head the name it introduces stands for). None for a copy
+    with its own id: its id is its identity."""
+    if paper.own_id:
+        return []
+    out: list[tuple[str, str]] = []
+    key = abstract_key(paper.abstract)
+    if key:
+        out.append(("a", key))
+    if paper.abstract and not paper.title:
+        out += [("n", name) for name in sorted(coined_keys(introduced_name(paper.abstract)))]
+    return out
 
 
 def copy_key(paper: Paper) -> str:

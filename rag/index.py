@@ -33,7 +33,7 @@ from rag.chunk import Chunker
 from rag.embed import Embedder
 from rag.errors import IndexMissingError, StoreError
 from rag.keyword import FLUSH_DOCS, KeywordIndex, SegmentBuilder, SegmentWorker
-from rag.store import ChromaStore
+from rag.store import ChromaStore, writable
 from rag.text import short_hash
 from rag.types import ChunkId, Paper
 
@@ -81,8 +81,15 @@ class WriteLock:
         if self._depth:
             self._depth += 1
             return True
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as err:
+            self._thread_lock.release()
+            raise StoreError(
+                f"cannot take the write lock {self.path} ({err.strerror}): changing the index needs a writable "
+                "data folder (RAG_HOME); searching and asking do not"
+            ) from err
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as err:
@@ -168,11 +175,23 @@ class Index:
         if not log_id:
             with contextlib.suppress(StoreError):  # no index yet: nothing derived from a log
                 log_id = self.store.open().log_id
-        return self.cache_root / (f"{self.cache_prefix}-{log_id[:8]}" if log_id else self.cache_prefix)
+        folder = self.cache_root / (f"{self.cache_prefix}-{log_id[:8]}" if log_id else self.cache_prefix)
+        if log_id and not folder.is_dir() and self.read_only:
+            # A read-only data folder mounted elsewhere than where it was written: its cache is
+            # named by the store's old location, but the log's id still identifies it.
+            found = sorted(self.cache_root.glob(f"{self.fingerprint}-*-{log_id[:8]}"))
+            return found[0] if found else folder
+        return folder
 
     @property
     def fingerprint(self) -> str:
         return self.store.fingerprint
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the data folder is one this process may only read (a shared index on a
+        read-only mount): then the cache is served as it is, never synced, locked or rebuilt."""
+        return self.home.is_dir() and not writable(self.home)
 
     def exists(self) -> bool:
         return self.store.exists()
@@ -190,6 +209,8 @@ class Index:
             if self._folder != self.folder:
                 self._catalog = self._keyword = None
                 self._folder = self.folder
+            if (self._catalog is None or self._keyword is None) and self.read_only:
+                self._catalog, self._keyword = self._read_only_cache()
             if self._catalog is None or self._keyword is None:
                 try:
                     self.folder.mkdir(parents=True, exist_ok=True)
@@ -202,6 +223,25 @@ class Index:
                     self._catalog = Catalog(self.folder / "catalog.sqlite")
                     self._keyword = KeywordIndex(self.folder / "keyword")
             return self._catalog, self._keyword
+
+    def _read_only_cache(self) -> tuple[Catalog, KeywordIndex]:
+        """The cache of a read-only data folder, opened without writing a byte; what cannot be
+        read there cannot be rebuilt either, so it is an error that says where to fix it."""
+        where = f"{self.home} (RAG_HOME) is read-only"
+        if not (self.folder / "catalog.sqlite").is_file():
+            raise StoreError(
+                f"{where} and holds no cache of this index ({self.folder}): run `rag status` once where it is "
+                "writable, or point RAG_HOME at a writable copy"
+            )
+        try:
+            catalog = Catalog(self.folder / "catalog.sqlite", read_only=True)
+            catalog.probe()
+            return catalog, KeywordIndex(self.folder / "keyword")
+        except (OSError, sqlite3.DatabaseError, ValueError, SchemaChanged) as err:
+            raise StoreError(
+                f"cannot read the cache {self.folder} ({err}), and {where}, so it cannot be rebuilt here: run "
+                "`rag status` once where it is writable"
+            ) from err
 
     def forget(self) -> None:
         """Drop this process's handles on the cache (after a reset here)."""
@@ -259,6 +299,10 @@ class Index:
         try:
             keyword.reload()
         except ValueError as err:
+            if self.read_only:
+                raise StoreError(
+                    f"{err}, and {self.home} (RAG_HOME) is read-only, so it cannot be rebuilt here"
+                ) from err
             if self.lock.acquire(wait=False):
                 try:
                     self._rebuild_keyword(err)
@@ -277,6 +321,8 @@ class Index:
         7,064 papers of five real segments restore in 1.0 s and derive in 12.7 s. Returns how many segments
         remain unapplied (another process holds the lock)."""
         pending = self.pending_segments()
+        if self.read_only:
+            return len(pending)  # served as it is: applying the log would write
         catalog = self.catalog
         behind = bool(catalog.unindexed(limit=1) or catalog.gone())
         if not pending and not behind:
@@ -435,6 +481,8 @@ class Index:
                 if not _is_live(cid, live) and int((meta or {}).get("ts", 0)) < cutoff
             ]
             self.store.delete_chunks(orphans)
+            if orphans:
+                self.store.persist_index()  # every reader searches the same graph (see there)
         return {"orphan_chunks_deleted": len(orphans), "keyword_segments": len(self.keyword.reload().segments)}
 
     def status(self) -> dict[str, object]:

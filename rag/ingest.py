@@ -35,9 +35,9 @@ from rag.changelog import CopyChange, PaperHint, Segment, VectorChange
 from rag.chunk import Chunker
 from rag.embed import EmbedPool
 from rag.errors import InputError
-from rag.identity import copies_digest, copy_key
+from rag.identity import copies_digest, copy_key, looks_idless
 from rag.index import Index, keyword_text
-from rag.ingest_plan import Known, Merge, Staged, ids_to_list, plan_batch
+from rag.ingest_plan import Known, Merge, Staged, ids_to_list, plan_batch, reconcile
 from rag.keyword import FLUSH_DOCS, SegmentBuilder
 from rag.merge import merge_papers
 from rag.progress import Progress
@@ -68,6 +68,8 @@ class IngestReport:
     chunks_deleted: int = 0
     segments_written: int = 0
     snapshot: dict[str, Any] | None = None  # published for new machines (`Index.publish_snapshot_if_due`)
+    papers: int = 0  # what the index holds at the end, as `rag status` counts it
+    title_only: int = 0
 
     def public(self) -> dict[str, Any]:
         return {
@@ -88,7 +90,21 @@ class IngestReport:
             "chunks_deleted": self.chunks_deleted,
             "log_segments_written": self.segments_written,
             "snapshot_published": self.snapshot,
+            "papers": self.papers,
+            "title_only": self.title_only,
         }
+
+    def settle(self, present: set[str], totals: tuple[int, int]) -> None:
+        """Count each paper once, as the index holds it at the end of the run (`present`): a paper
+        added and then merged into another in the same run was not added, one added and then
+        updated was added, one removed and merged away was not removed. `totals` (papers, title
+        only) are the index's, the figures `rag status` shows."""
+        added = [p for p in dict.fromkeys(self.added) if p in present]
+        self.updated = [p for p in dict.fromkeys(self.updated) if p in present and p not in set(added)]
+        self.removed = [p for p in dict.fromkeys(self.removed) if p not in present]
+        self.repaired = [p for p in dict.fromkeys(self.repaired) if p in present]
+        self.added = added
+        self.papers, self.title_only = totals
 
 
 def batched(items: Iterable[Paper], size: int) -> Iterator[list[Paper]]:
@@ -143,12 +159,14 @@ class Ingester:
                     if file.complete:
                         self._forget_missing(file.file)
                 self._settle(commit=True)
+                self._persist_vectors()
             except BaseException:
                 index.catalog.rollback()  # the batch Chroma has not acknowledged: the log is the truth
                 raise
             self._flush_keyword(force=True)
             index.catch_up_keyword()
             self.report.snapshot = index.publish_snapshot_if_due()
+            self._settle_report()
         self.progress.close()
         changed = {*self.report.added, *self.report.updated, *self.report.repaired}
         self.report.unchanged = len(self._unchanged - changed)
@@ -176,12 +194,25 @@ class Ingester:
                 if staged:
                     self._commit(staged, set())
                 self._settle(commit=True)
+                self._persist_vectors()
             except BaseException:
                 catalog.rollback()
                 raise
             self._flush_keyword(force=True)
             index.catch_up_keyword()
+            self._settle_report()
         return self.report
+
+    def _persist_vectors(self) -> None:
+        """Once everything is written, have Chroma put its whole vector graph on disk, so every
+        reader searches the same graph (`ChromaStore.persist_index`)."""
+        if self.report.segments_written:
+            self.index.store.persist_index()
+
+    def _settle_report(self) -> None:
+        report, catalog = self.report, self.index.catalog
+        touched = [*report.added, *report.updated, *report.removed, *report.repaired]
+        report.settle(set(catalog.states(touched)), catalog.totals())
 
     # -- one batch ----------------------------------------------------------------------------
     def _ingest_batch(self, batch: list[Paper]) -> None:
@@ -191,7 +222,7 @@ class Ingester:
         existing = catalog.copies(skeys)
         fresh_ids = ids_to_list(batch, existing)
         listed = catalog.titles_and_sources(fresh_ids) if fresh_ids else {}
-        known = Known(existing, listed, catalog.has_idless(), self._seen)
+        known = Known(existing, listed, self._seen)
         plan = plan_batch(batch, known, catalog)
         for paper, skey in zip(batch, skeys):
             self._seen.setdefault(paper.source, set()).add(skey)
@@ -202,9 +233,15 @@ class Ingester:
         self._commit(plan.by_key(), set(plan.unchanged))
 
     # -- committing staged changes ------------------------------------------------------------
-    def _commit(self, staged: dict[str, Staged], unchanged: set[str]) -> None:
+    def _commit(self, staged: dict[str, Staged], unchanged: set[str], reconciled: bool = False) -> None:
+        """Write the staged copies (vectors, log segment, catalogue), then, unless this is itself
+        a reconciliation, decide again the id-less copies whose evidence the change touched."""
         index, catalog = self.index, self.index.catalog
         affected = {s.pid for s in staged.values()} | {s.prev_pid for s in staged.values() if s.prev_pid}
+        idless_skeys = [s.skey for s in staged.values() if looks_idless(s.skey) or (s.paper and not s.paper.own_id)]
+        keys_before = None
+        if not reconciled and (idless_skeys or catalog.has_idless()):
+            keys_before = catalog.identity_keys(affected, idless_skeys)
         copies = {
             pid: {skey: (digest, paper) for skey, digest, paper in items}
             for pid, items in catalog.copies_of(sorted(affected)).items()
@@ -309,6 +346,18 @@ class Ingester:
             elif pid not in merged and pid in states and pid not in self._merged_away:
                 self.report.removed.append(pid)
         self._feed_keyword(merged, chunks, changed, states)
+        if keys_before is not None:
+            self._reconcile(keys_before, catalog.identity_keys(affected, idless_skeys))
+
+    def _reconcile(self, before: tuple[set[str], set[str]], after: tuple[set[str], set[str]]) -> None:
+        """Move the id-less copies that the last commit made belong elsewhere (`reconcile`), so
+        the collection ends the same whatever order its files came in. Moving changes no claim,
+        so the moves need no reconciliation of their own."""
+        plan = reconcile(before[0] | after[0], before[1] | after[1], self.index.catalog)
+        if plan.staged:
+            self.report.merges += plan.merges
+            self._merged_away |= plan.merged_away
+            self._commit(plan.by_key(), set(), reconciled=True)
 
     def _embed_with_progress(self, texts: list[str]) -> Any:
         """Embed in slices, moving the progress line as it goes: with the local model a batch

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag.identity import is_placeholder
+from rag.identity import abstract_key, is_placeholder, title_head
 from rag.text import derive_label
 from rag.types import Paper
 
@@ -17,20 +17,23 @@ def _richer(a: str, b: str) -> str:
     return b if len(b.strip()) > len(a.strip()) else a
 
 
-def _authors(parts: list[Paper]) -> tuple[list[str], bool]:
-    best: tuple[list[str], bool] = ([], False)
+def _authors(parts: list[Paper]) -> tuple[list[str], bool, str]:
+    """The best author list among the copies, whether it was cut, and its order."""
+    best: tuple[list[str], bool, str] = ([], False, "")
     for p in parts:
         names, cut = p.authors, p.authors_truncated
         if not names:
             continue
-        # A complete list beats a cut one unless the cut one is strictly longer.
+        # A complete list beats a cut one unless the cut one is strictly longer; between equals,
+        # one in the paper's order beats one sorted by name.
         better = (
             (not best[0])
             or (best[1] and not cut and len(names) >= len(best[0]))
             or (best[1] == cut and len(names) > len(best[0]))
+            or (best[1] == cut and len(names) == len(best[0]) and best[2] and not p.authors_order)
         )
         if better:
-            best = (names, cut)
+            best = (names, cut, p.authors_order)
     return best
 
 
@@ -60,7 +63,7 @@ def merge_papers(parts: list[Paper], paper_id: str, label: str | None = None) ->
         for k, v in p.extra.items():
             if k not in ("tracks", "sources"):
                 extra.setdefault(k, v)
-    merged.authors, merged.authors_truncated = _authors(ordered)
+    merged.authors, merged.authors_truncated, merged.authors_order = _authors(ordered)
     merged.track = max(tracks, key=len) if tracks else ""
     if len(tracks) > 1:
         extra["tracks"] = tracks
@@ -71,3 +74,18 @@ def merge_papers(parts: list[Paper], paper_id: str, label: str | None = None) ->
         merged.label = derive_label(merged.abstract) if merged.abstract else ""
     merged.extra = extra
     return merged
+
+
+def listed_claims(paper: Paper, copies: list[Paper] | None = None) -> tuple[str, str]:
+    """What a listed paper offers id-less copies to join it by, from its own-id copies alone (never
+    from id-less copies it took in, so that the claim, and which copies join it, does not depend on
+    the order they came in): (whole-abstract key, "") when its own copies give an abstract, else
+    ("", the name its title opens with). `copies`: all its copies, when some may be id-less (None:
+    the merged `paper` is its own copies' alone). An id-less paper claims nothing."""
+    if not paper.own_id:
+        return "", ""
+    own = [c for c in copies if c.own_id] if copies is not None else None
+    listed = merge_papers(own, paper.id, label="") if own and len(own) < len(copies or []) else paper
+    if listed.abstract:
+        return abstract_key(listed.abstract), ""
+    return "", title_head(listed.title)

@@ -14,7 +14,12 @@ StoreError naming the store, and the work already written stays valid: a re-run 
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import multiprocessing
+import os
+import shutil
+import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -43,6 +48,85 @@ class StoreSpec(NamedTuple):
     path: Path | None
     host: str | None
     port: int
+
+
+def _apply_log(spec: StoreSpec) -> None:
+    """In a fresh process (`ChromaStore.persist_index`): open the store and read the chunks once,
+    so Chroma applies its log to the graph with the collection's current threshold."""
+    store = ChromaStore(*spec).open()
+    chunks = store._chunks
+    got = chunks.get(limit=1, include=["embeddings"])
+    if got["ids"]:
+        chunks.query(query_embeddings=[list(got["embeddings"][0])], n_results=1, include=[])
+
+
+def writable(folder: Path) -> bool:
+    """Whether this process may write in `folder` (false on a read-only mount, even for root)."""
+    return os.access(folder, os.W_OK)
+
+
+CHROMA_DB = "chroma.sqlite3"
+
+
+def read_only_view(folder: Path) -> Path:
+    """A folder a local Chroma can open for reading the index in `folder`, which this process may
+    not write (a shared index on a read-only mount). Chroma writes to its SQLite file whenever it
+    opens a folder ("attempt to write a readonly database", even with migrations off), so the view
+    holds a private copy of that file, taken consistently through SQLite's backup API, and links to
+    the vector segment folders, which readers only read. Kept in the user's cache folder and
+    reused until the index's file changes (its size and time name the view); older views of the
+    same index are removed."""
+    from platformdirs import user_cache_path
+
+    source = folder / CHROMA_DB
+    try:
+        stat = source.stat()
+    except OSError as err:
+        raise StoreError(f"no Chroma index in {folder} ({err.strerror}), and the folder is read-only") from err
+    name = hashlib.sha1(str(folder.resolve()).encode()).hexdigest()[:16]
+    root = user_cache_path("paper-rag") / "read-only"
+    view = root / f"{name}-{stat.st_size}-{stat.st_mtime_ns}"
+    if (view / CHROMA_DB).exists():
+        return view
+    root.mkdir(parents=True, exist_ok=True)
+    work = root / f"{view.name}.{os.getpid()}.tmp"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(mode=0o700)
+    _copy_database(source, work / CHROMA_DB)
+    for child in folder.iterdir():
+        if child.is_dir():
+            (work / child.name).symlink_to(child.resolve(), target_is_directory=True)
+    try:
+        work.rename(view)
+    except OSError:  # another process made the same view meanwhile: use that one
+        shutil.rmtree(work, ignore_errors=True)
+    for old in root.glob(f"{name}-*"):
+        if old != view and not old.name.endswith(".tmp"):
+            shutil.rmtree(old, ignore_errors=True)
+    return view
+
+
+def _copy_database(source: Path, target: Path) -> None:
+    """A consistent copy of a SQLite file this process may only read: opened read-only (taking a
+    shared lock, so a writer elsewhere cannot change it mid-copy), else, where even that is refused
+    (no lock possible on the medium), as immutable."""
+    error: sqlite3.Error | None = None
+    for flags in ("mode=ro", "immutable=1"):
+        try:
+            src = sqlite3.connect(f"{source.as_uri()}?{flags}", uri=True)
+            try:
+                dst = sqlite3.connect(target)
+                try:
+                    src.backup(dst)
+                    return
+                finally:
+                    dst.close()
+            finally:
+                src.close()
+        except sqlite3.Error as err:
+            error = err
+            target.unlink(missing_ok=True)
+    raise StoreError(f"cannot read the Chroma index {source} ({error})")
 
 
 class _Handles(NamedTuple):
@@ -83,7 +167,10 @@ class ChromaStore:
             client.heartbeat()
             return client
         assert path is not None
-        path.mkdir(parents=True, exist_ok=True)
+        if path.is_dir() and not writable(path):
+            path = read_only_view(path)
+        else:
+            path.mkdir(parents=True, exist_ok=True)
         return chromadb.PersistentClient(path=str(path), settings=settings)
 
     def _guard(self, call: Callable[[], T], what: str) -> T:
@@ -231,6 +318,62 @@ class ChromaStore:
                 return
             offset += len(got["ids"])
 
+    def persist_index(self) -> None:
+        """Have a local Chroma write the chunks' whole HNSW graph to disk (writers call it when they
+        finish), so that every process searches the same graph.
+
+        Why: Chroma writes its graph only once `sync_threshold` (1,000) records have come since the
+        last write. A process that opens the folder applies the records after that from Chroma's
+        write-ahead log, inserting them in parallel in an order of its own: each process searched
+        a different graph, and the approximate neighbours changed from run to run (5 different
+        hybrid top-10s in 20 runs over 600 papers; chroma-core/chroma#3638, #7463: there is no
+        call to persist). A segment writer keeps the threshold it was created with for the life of
+        its process, so this one cannot be told to persist: the threshold is set to 1, a fresh
+        process reads the collection (applying the log, and so writing the graph with it), and the
+        threshold is set back. Nothing is done when the log is already applied, nor against a
+        server, which holds one graph in memory for all its clients."""
+        if self.spec.host or not self.unapplied_records():
+            return
+        chunks = self._chunks
+        hnsw = chunks.configuration_json.get("hnsw") or {}
+        threshold = int(hnsw.get("sync_threshold") or 1000)
+        threshold = threshold if threshold > 1 else 1000  # a run killed right here left it at 1
+        self._guard(lambda: chunks.modify(configuration={"hnsw": {"sync_threshold": 1}}), "persist the index")
+        try:
+            context = multiprocessing.get_context("spawn")  # chromadb's threads do not survive a fork
+            proc = context.Process(target=_apply_log, args=(self.spec,), name="rag-persist-index")
+            proc.start()
+            proc.join()
+        finally:
+            self._guard(
+                lambda: chunks.modify(configuration={"hnsw": {"sync_threshold": threshold}}), "persist the index"
+            )
+        left = self.unapplied_records()
+        if left:
+            log.warning("Chroma did not write %d records of its vector log to its graph: searches may vary", left)
+
+    def unapplied_records(self) -> int | None:
+        """How many records of the chunks collection's write-ahead log its vector graph on disk
+        lacks (None where that cannot be told: a server, or a Chroma whose files are laid out
+        otherwise). Read from Chroma's own SQLite file, read-only."""
+        if self.spec.path is None:
+            return None
+        collection = str(self._chunks.id)
+        try:
+            db = sqlite3.connect(f"{(self.spec.path / CHROMA_DB).as_uri()}?mode=ro", uri=True, timeout=30)
+            try:
+                row = db.execute(
+                    "SELECT count(*) FROM embeddings_queue WHERE topic LIKE ? AND seq_id > coalesce(("
+                    "SELECT m.seq_id FROM max_seq_id m JOIN segments s ON s.id = m.segment_id "
+                    "WHERE s.collection = ? AND s.scope = 'VECTOR'), 0)",
+                    (f"%/{collection}", collection),
+                ).fetchone()
+            finally:
+                db.close()
+        except sqlite3.Error:
+            return None
+        return int(row[0])
+
     def count_chunks(self) -> int:
         return int(self._guard(lambda: self._chunks.count(), "count chunks"))
 
@@ -247,7 +390,9 @@ class ChromaStore:
             ),
             "search",
         )
-        return [DenseMatch(cid, 1.0 - float(d)) for cid, d in zip(got["ids"][0], got["distances"][0])]
+        # Equal distances in id order: Chroma returns ties in the order its graph visits them.
+        ranked = sorted(zip(got["distances"][0], got["ids"][0]))
+        return [DenseMatch(cid, 1.0 - float(d)) for d, cid in ranked]
 
     def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}

@@ -546,11 +546,23 @@ def for_terminal(text: str) -> str:
     return plain(printable(text))
 
 
+# -- authors --------------------------------------------------------------------------------
+
+
+ALPHABETICAL_MARK = " (alphabetical)"
+
+
 def format_authors(
-    authors: Sequence[str], truncated: bool = False, limit: int | None = None, style: str = "text"
+    authors: Sequence[str],
+    truncated: bool = False,
+    limit: int | None = None,
+    style: str = "text",
+    alphabetical: bool = False,
 ) -> str:
     """One author-list formatter for every printer: "A, B, C et al." ("et al." when the list was
-    cut at the source or at `limit`); `style="bibtex"`: "A and B and others"."""
+    cut at the source or at `limit`); `style="bibtex"`: "A and B and others". `alphabetical`: the
+    list is sorted by name (`Paper.alphabetical`), not in the paper's order, and the text says so
+    ("A, B (alphabetical)"), so no reader takes A for the first author."""
     names = [a for a in authors if a]
     cut = truncated or (limit is not None and len(names) > limit)
     shown = names[:limit] if limit is not None else names
@@ -559,6 +571,8 @@ def format_authors(
     text = ", ".join(shown)
     if cut and shown:
         text += " et al."
+    if alphabetical and shown:
+        text += ALPHABETICAL_MARK
     return text
 
 

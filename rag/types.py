@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# `Paper.authors_order` of a list sorted by name (by the source, or found so): the order carries
+# no information, so no first author can be named from it.
+ALPHABETICAL = "alphabetical"
+
 
 @dataclass
 class Paper:
@@ -13,7 +17,9 @@ class Paper:
     `id` is the source's own id (OpenReview id, DOI, arXiv id, an `id` field) when `own_id` is
     true; otherwise an id derived from the content (`rag.identity`). `position` is the line a copy
     starts on (for messages), `ordinal` its place among the file's records (for identity of
-    id-less copies)."""
+    id-less copies). `authors_order` is "" when the authors are in the order the source lists
+    them, taken as the paper's, and ALPHABETICAL when the list is sorted by name (ICLR's lists
+    are; `rag.readers.authors`), so that nothing names a first author the data does not have."""
 
     id: str
     abstract: str = ""
@@ -31,6 +37,7 @@ class Paper:
     ordinal: int = 0
     own_id: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
+    authors_order: str = ""
 
     @property
     def display_title(self) -> str:
@@ -45,7 +52,14 @@ class Paper:
         largest cost of re-ingesting an unchanged list)."""
         data = {name: getattr(self, name) for name in self.__dataclass_fields__}
         data["authors"] = list(self.authors)
+        if not self.authors_order:  # absent when known, so copies read before it existed keep their digest
+            del data["authors_order"]
         return data
+
+    @property
+    def alphabetical(self) -> bool:
+        """Whether the author list is in alphabetical order rather than the paper's."""
+        return self.authors_order == ALPHABETICAL
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Paper:
@@ -60,6 +74,7 @@ class Paper:
             "label": self.label,
             "authors": self.authors,
             "authors_truncated": self.authors_truncated,
+            "authors_order": self.authors_order or "listed",
             "venue": self.venue,
             "year": self.year,
             "track": self.track,

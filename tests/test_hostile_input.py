@@ -265,3 +265,108 @@ def _reset_answering(answer: str, env: dict[str, str]) -> subprocess.CompletedPr
         env={**os.environ, **env},
         timeout=120,
     )
+
+
+# -- issue 21: one record never aborts a run, non-regular files never hang it, encodings -----------
+def _deep(levels: int) -> str:
+    return "[" * levels + "]" * levels
+
+
+def test_a_deeply_nested_record_is_one_error_and_the_rest_goes_in(tmp_path: Path) -> None:
+    """A JSON Lines record nested 1,200 levels deep (Python's parser gives up at about 1,000) and
+    one nested 200 levels (parsed, but no paper has such fields) are each one error naming file
+    and line; the other records of the file, and the other files, go in."""
+    jsonl = tmp_path / "deep.jsonl"
+    jsonl.write_text(
+        '{"id": "D1", "title": "Before the deep line"}\n'
+        + '{"id": "D2", "title": "Deep", "extra": '
+        + _deep(1200)
+        + "}\n"
+        + '{"id": "D3", "title": "Deep but parsed", "extra": '
+        + _deep(200)
+        + "}\n"
+        + '{"id": "D4", "title": "After the deep line"}\n',
+        encoding="utf-8",
+    )
+    array = tmp_path / "deep.json"
+    array.write_text(
+        '[\n{"id": "J1", "title": "First of the array"},\n{"id": "J2", "x": ' + _deep(1500) + "},\n"
+        '{"id": "J3", "title": "Last of the array"}\n]\n',
+        encoding="utf-8",
+    )
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"id": "O1", "title": "Another file"}\n', encoding="utf-8")
+    out = run_rag("ingest", str(jsonl), str(array), str(other), "--json", env={**HASH, "RAG_HOME": str(tmp_path / "h")})
+    assert "Traceback" not in out.stderr and out.returncode == 1, out.stderr
+    summary = json.loads(out.stdout)
+    assert summary["added"] == 5
+    errors = {(Path(e["file"]).name, e["line"]): e["reason"] for e in summary["errors"]}
+    assert set(errors) == {("deep.jsonl", 2), ("deep.jsonl", 3), ("deep.json", 3)}
+    assert all("nested" in reason for reason in errors.values()), errors
+
+
+def test_a_fifo_in_a_folder_is_reported_and_never_read(tmp_path: Path) -> None:
+    """A FIFO named like a list would block `open` (and so the ingest holding the write lock)
+    forever: only regular files are read, the rest is reported."""
+    folder = tmp_path / "lists"
+    folder.mkdir()
+    (folder / "good.jsonl").write_text('{"id": "G", "title": "A good paper"}\n', encoding="utf-8")
+    os.mkfifo(folder / "pipe.jsonl")
+    os.mkfifo(tmp_path / "given.jsonl")
+    env = {**HASH, "RAG_HOME": str(tmp_path / "h")}
+    try:
+        out = run_rag("ingest", str(folder), str(tmp_path / "given.jsonl"), env=env, timeout=60)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("ingest blocked on a FIFO") from None
+    assert out.returncode == 1 and "added 1," in out.stdout, out.stderr
+    assert f"skipped {folder / 'pipe.jsonl'}: not a regular file (a FIFO); not read" in out.stderr
+    assert f"skipped {tmp_path / 'given.jsonl'}: not a regular file (a FIFO); not read" in out.stderr
+
+
+def test_a_nul_byte_costs_its_row_and_a_utf16_file_is_read(tmp_path: Path) -> None:
+    """One NUL byte in a CSV is the fault of its row, not a sign of a binary file; a file that
+    opens with a UTF-16 (or UTF-8) byte-order mark is decoded as it says. A PNG is still binary."""
+    csv_file = tmp_path / "nul.csv"
+    csv_file.write_bytes(b"id,title,abstract\nN1,First,fine\nN2,Bro\x00ken,bad row\nN3,Third,fine\n")
+    utf16 = tmp_path / "wide.jsonl"
+    records = '{"id": "W1", "title": "Wide café"}\n{"id": "W2", "title": "Wide two"}\n'
+    utf16.write_bytes(records.encode("utf-16"))  # with its byte-order mark
+    utf16_csv = tmp_path / "wide.csv"
+    utf16_csv.write_bytes("id,title\nWC1,Wide CSV row\n".encode("utf-16-be").join([b"\xfe\xff", b""]))
+    reading = Reading([csv_file, utf16, utf16_csv, ROOT / "docs" / "ui-map.png"])
+    papers = list(reading)
+    assert [p.id for p in papers] == ["N1", "N3", "W1", "W2", "WC1"] and papers[2].title == "Wide café"
+    problems = {(Path(e.source).name, e.line): e.reason for e in reading.errors}
+    assert set(problems) == {("nul.csv", 3), ("ui-map.png", None)}
+    assert "NUL" in problems[("nul.csv", 3)] and "binary" in problems[("ui-map.png", None)]
+    assert any("UTF-16" in n.reason and n.source == str(utf16) for n in reading.notes)
+
+
+def test_error_texts_say_what_is_wrong_and_what_is_accepted(tmp_path: Path) -> None:
+    """A truncated JSON Lines record says it is cut short (not "Invalid control character at,
+    column 897"); a CSV without a title or abstract column lists the column names that are read;
+    RAG_HOME naming a file says RAG_HOME, not Chroma's NotADirectoryError."""
+    env = {**HASH, "RAG_HOME": str(tmp_path / "h")}
+    record = json.dumps({"id": "T1", "title": "A paper cut short", "abstract": "We study truncation " * 20})
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text(record[:200] + "\n" + record.replace("T1", "T2") + "\n" + record[:150], encoding="utf-8")
+    out = run_rag("ingest", str(cut), env=env)
+    assert out.returncode == 1 and "added 1," in out.stdout, out.stderr
+    assert f"skipped {cut}:1: the record is cut short at column 201 (a truncated file, or a record split" in out.stderr
+    assert f"skipped {cut}:3: the record is cut short" in out.stderr
+    bad_json = tmp_path / "bad.jsonl"
+    bad_json.write_text('{"id": "B1" "title": "x"}\n', encoding="utf-8")
+    assert "invalid JSON: Expecting ',' delimiter at column 13" in str(read_file(bad_json).errors[0])
+
+    csv_file = tmp_path / "unknown.csv"
+    csv_file.write_text("paper,summary_text\nA,B\n", encoding="utf-8")
+    error = str(read_file(csv_file).errors[0])
+    assert "header (paper, summary_text) has no title or abstract column" in error
+    assert "title: title, name" in error and "abstract: abstract, summary, text" in error
+
+    a_file = tmp_path / "not-a-folder"
+    a_file.write_text("x", encoding="utf-8")
+    for home in (a_file, a_file / "below"):
+        out = run_rag("search", "anything", env={**HASH, "RAG_HOME": str(home)})
+        assert out.returncode != 0 and "Traceback" not in out.stderr and "NotADirectoryError" not in out.stderr
+        assert f"RAG_HOME ({home})" in out.stderr and f"{a_file} is a file" in out.stderr

@@ -1,19 +1,29 @@
 """The ingest plan (`rag.ingest_plan`) with plain values: no Chroma, no SQLite, no subprocess.
 
 The catalogue is a dict of copies (`Held`); every lookup the planner makes is derived from it the
-way `rag.catalog` derives it (the merged view of each paper's copies), and the inputs are gathered
-the way `Ingester._ingest_batch` gathers them (`plan`)."""
+way `rag.catalog` derives it (the merged view of each paper's copies, the claims of its own
+copies), and the inputs are gathered the way `Ingester._ingest_batch` gathers them (`plan`);
+`commit` applies a plan the way the catalogue does, and `settle` then runs `reconcile` over the
+keys the commit touched, as `Ingester._commit` does."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 
-from rag.catalog import CopyRow, PaperState
-from rag.identity import abstract_key, copy_digest, copy_key, derived_id, title_head, title_key
-from rag.ingest_plan import SAME_ABSTRACT, SAME_RECORD_AGAIN, BatchPlan, Known, ids_to_list, plan_batch
-from rag.merge import merge_papers
-from rag.text import fold
+from rag.catalog import CopyRow
+from rag.identity import copy_digest, copy_key, derived_id, idless_keys, title_key
+from rag.ingest_plan import (
+    SAME_ABSTRACT,
+    SAME_RECORD_AGAIN,
+    BatchPlan,
+    Known,
+    Staged,
+    ids_to_list,
+    plan_batch,
+    reconcile,
+)
+from rag.merge import listed_claims, merge_papers
 from rag.types import Paper
 
 ABSTRACT = (
@@ -46,11 +56,18 @@ class Held:
             paper, pid = item if isinstance(item, tuple) else (item, item.id)
             self.copies[copy_key(paper)] = (pid, copy_digest(paper), Paper.from_dict({**paper.to_dict(), "id": pid}))
 
-    def papers(self) -> dict[str, Paper]:
+    def parts(self) -> dict[str, list[Paper]]:
         by_pid: dict[str, list[Paper]] = {}
         for pid, _, paper in self.copies.values():
             by_pid.setdefault(pid, []).append(paper)
-        return {pid: merge_papers(parts, pid) for pid, parts in by_pid.items()}
+        return by_pid
+
+    def papers(self) -> dict[str, Paper]:
+        return {pid: merge_papers(parts, pid) for pid, parts in self.parts().items()}
+
+    def claims(self) -> dict[str, tuple[str, str]]:
+        parts = self.parts()
+        return {pid: listed_claims(paper, parts[pid]) for pid, paper in self.papers().items()}
 
     # read before planning
     def rows(self, skeys: Sequence[str]) -> dict[str, CopyRow]:
@@ -60,25 +77,36 @@ class Held:
         papers = self.papers()
         return {i: (title_key(papers[i].title), papers[i].extra["sources"]) for i in ids if i in papers}
 
-    def has_idless(self) -> bool:
-        return any(not p.own_id for p in self.papers().values())
-
     # CatalogReads
-    def with_abstract_key(self, key: str) -> list[PaperState]:
-        return [
-            PaperState(0, pid, p.own_id, bool(p.abstract), "", 0, True)
-            for pid, p in self.papers().items()
-            if abstract_key(p.abstract) == key
-        ]
+    def claimants_of_abstract(self, key: str) -> list[str]:
+        return sorted(pid for pid, (claim, _) in self.claims().items() if claim == key)
 
-    def title_only_with_head(self, head: str) -> list[str]:
-        return [pid for pid, p in self.papers().items() if p.own_id and not p.abstract and title_head(p.title) == head]
+    def claimants_of_head(self, heads: Iterable[str]) -> list[str]:
+        wanted = set(heads)
+        return sorted(pid for pid, (_, head) in self.claims().items() if head in wanted)
 
-    def idless_with_label(self, label: str) -> list[str]:
+    def _keys(self, skey: str, paper: Paper) -> dict[str, set[str]]:
+        found: dict[str, set[str]] = {"a": set(), "n": set()}
+        for kind, key in idless_keys(paper):
+            found[kind].add(key)
+        return found
+
+    def namers(self, names: Iterable[str]) -> set[str]:
+        wanted = set(names)
+        out = set()
+        for skey, (_, _, paper) in self.copies.items():
+            keys = self._keys(skey, paper)
+            if keys["n"] & wanted:
+                out.add(next(iter(keys["a"]), skey))
+        return out
+
+    def idless_copies(self, abstracts: Iterable[str], names: Iterable[str]) -> list[tuple[str, str, bool, Paper]]:
+        a, n = set(abstracts), set(names)
+        papers = self.papers()
         return [
-            pid
-            for pid, p in self.papers().items()
-            if not p.own_id and not title_key(p.title) and p.label and fold(p.label) == label
+            (skey, pid, papers[pid].own_id, Paper.from_dict(paper.to_dict()))
+            for skey, (pid, _, paper) in sorted(self.copies.items())
+            if (keys := self._keys(skey, paper))["a"] & a or keys["n"] & n
         ]
 
     def copies_of(self, paper_ids: Sequence[str]) -> dict[str, list[tuple[str, str, Paper]]]:
@@ -88,12 +116,46 @@ class Held:
                 out.setdefault(pid, []).append((skey, digest, Paper.from_dict(paper.to_dict())))
         return out
 
+    # what the catalogue and `Ingester._commit` do with a plan
+    def keys(self, pids: Iterable[str], skeys: Iterable[str]) -> tuple[set[str], set[str]]:
+        claims, abstracts, names = self.claims(), set(), set()
+        for pid in pids:
+            key, head = claims.get(pid, ("", ""))
+            abstracts.add(key)
+            names.add(head)
+        for skey in skeys:
+            if skey in self.copies:
+                keys = self._keys(skey, self.copies[skey][2])
+                abstracts |= keys["a"]
+                names |= keys["n"]
+        return abstracts - {""}, names - {""}
+
+    def commit(self, result: BatchPlan) -> None:
+        for s in result.staged:
+            if s.paper is None:
+                self.copies.pop(s.skey, None)
+            else:
+                self.copies[s.skey] = (s.pid, s.digest, s.paper)
+
 
 def plan(held: Held, *batch: Paper, seen: Mapping[str, AbstractSet[str]] | None = None) -> BatchPlan:
     """The plan for `batch`, from inputs gathered as `Ingester._ingest_batch` gathers them."""
     rows = held.rows([copy_key(p) for p in batch])
-    known = Known(rows, held.titles_and_sources(ids_to_list(batch, rows)), held.has_idless(), seen or {})
+    known = Known(rows, held.titles_and_sources(ids_to_list(batch, rows)), seen or {})
     return plan_batch(list(batch), known, held)
+
+
+def settle(held: Held, result: BatchPlan) -> BatchPlan:
+    """Commit a plan to `held`, then reconcile what it touched (as `Ingester._commit` does), commit
+    that too, and return the reconciliation."""
+    pids = {s.pid for s in result.staged} | {s.prev_pid for s in result.staged if s.prev_pid}
+    skeys = [s.skey for s in result.staged]
+    before = held.keys(pids, skeys)
+    held.commit(result)
+    after = held.keys(pids, skeys)
+    moves = reconcile(before[0] | after[0], before[1] | after[1], held)
+    held.commit(moves)
+    return moves
 
 
 def targets(result: BatchPlan) -> dict[str, str]:
@@ -254,27 +316,78 @@ def test_an_idless_copy_matching_two_listed_abstracts_and_two_titles_merges_with
 def test_a_listed_paper_absorbs_the_one_idless_paper_with_its_abstract() -> None:
     pasted = idless(ABSTRACT)
     held = Held(pasted)
-    result = plan(held, own("L1", "Sparse attention", ABSTRACT))
-    assert targets(result) == {"list.jsonl|id:L1": "L1", "pasted.txt|#0": "L1"}
-    moved = next(s for s in result.staged if s.skey == "pasted.txt|#0")
+    first = plan(held, own("L1", "Sparse attention", ABSTRACT))
+    assert targets(first) == {"list.jsonl|id:L1": "L1"}
+    moves = settle(held, first)
+    assert targets(moves) == {"pasted.txt|#0": "L1"}
+    (moved,) = moves.staged
     assert moved.prev_pid == pasted.id and moved.paper is not None and moved.paper.id == "L1"
-    assert [(m.into, m.records, m.reason) for m in result.merges] == [("L1", [pasted.id], SAME_ABSTRACT)]
-    assert result.merged_away == {pasted.id}
+    assert [(m.into, m.records, m.reason) for m in moves.merges] == [
+        ("L1", [f"pasted.txt:1 ({pasted.id})"], SAME_ABSTRACT)
+    ]
+    assert moves.merged_away == {pasted.id}
 
 
 def test_a_listed_paper_does_not_absorb_an_abstract_another_listed_paper_has() -> None:
     held = Held(idless(ABSTRACT), own("L2", "Sparse attention", ABSTRACT, source="other.jsonl"))
     result = plan(held, own("L1", "Sparse attention", ABSTRACT))
     assert targets(result) == {"list.jsonl|id:L1": "L1"} and not result.merges and not result.merged_away
+    assert settle(held, result) == BatchPlan()
 
 
 def test_a_title_only_paper_absorbs_the_idless_paper_naming_it_only_when_its_title_is_the_only_one() -> None:
     pasted = idless(COINED)
-    one = plan(Held(pasted), own("T1", "Zorblax: Sparse Attention"))
-    assert targets(one) == {"list.jsonl|id:T1": "T1", "pasted.txt|#0": "T1"}
-    assert "the title opens with 'zorblax'" in one.merges[0].reason and one.merged_away == {pasted.id}
-    two = plan(Held(pasted, own("T2", "Zorblax for Retrieval", source="other.jsonl")), own("T1", "Zorblax: Sparse"))
-    assert targets(two) == {"list.jsonl|id:T1": "T1"} and not two.merges and not two.merged_away
+    held = Held(pasted)
+    moves = settle(held, plan(held, own("T1", "Zorblax: Sparse Attention")))
+    assert targets(moves) == {"pasted.txt|#0": "T1"}
+    assert "coined name 'Zorblax'" in moves.merges[0].reason and moves.merged_away == {pasted.id}
+    held = Held(pasted, own("T2", "Zorblax for Retrieval", source="other.jsonl"))
+    two = plan(held, own("T1", "Zorblax: Sparse"))
+    assert targets(two) == {"list.jsonl|id:T1": "T1"} and settle(held, two) == BatchPlan()
+
+
+def test_an_idless_copy_before_its_listed_paper_in_one_batch_joins_it() -> None:
+    """Within a batch the order of records does not matter: the id-less copies are decided against
+    all of the batch's listed copies."""
+    pasted, coined = idless(ABSTRACT), idless(COINED, n=1)
+    result = plan(Held(), pasted, coined, own("L1", "Sparse attention", ABSTRACT), own("T1", "Zorblax: Sparse", n=1))
+    assert targets(result) == {
+        "list.jsonl|id:L1": "L1",
+        "list.jsonl|id:T1": "T1",
+        "pasted.txt|#0": "L1",
+        "pasted.txt|#1": "T1",
+    }
+
+
+def test_a_second_claimant_arriving_later_takes_the_copy_back_out() -> None:
+    """An id-less abstract joined the one listed paper with that abstract; a second listed paper
+    with the same abstract makes the evidence name two, so the copy leaves (as it would have
+    stayed apart had both come first), and the report says so."""
+    pasted = idless(ABSTRACT)
+    held = Held(own("L1", "Sparse attention", ABSTRACT), (pasted, "L1"))
+    moves = settle(held, plan(held, own("L2", "Sparse attention again", ABSTRACT, source="other.jsonl")))
+    assert targets(moves) == {"pasted.txt|#0": pasted.id}
+    (note,) = moves.merges
+    assert note.records == ["pasted.txt:1 (was in L1)"] and "equals 2 listed papers (L1, L2)" in note.reason
+    assert {pid for pid, _, _ in held.copies.values()} == {"L1", "L2", pasted.id}
+
+
+def test_a_second_abstract_naming_the_same_title_takes_the_first_back_out() -> None:
+    other = COINED.replace("halves the memory", "quarters the memory")
+    held = Held(own("T1", "Zorblax: Sparse Attention"), (idless(COINED), "T1"))
+    moves = settle(held, plan(held, idless(other, source="more.txt")))
+    assert set(targets(moves).values()) == {idless(COINED).id}
+    assert {pid for pid, _, _ in held.copies.values()} == {"T1", idless(COINED).id, idless(other, source="more.txt").id}
+
+
+def test_removing_the_listed_paper_gives_the_idless_copy_its_own_id_back() -> None:
+    pasted = idless(ABSTRACT)
+    listed = own("L1", "Sparse attention", ABSTRACT)
+    held = Held(listed, (pasted, "L1"))
+    removal = BatchPlan(tuple(Staged(copy_key(listed), "L1", None, "", listed.source, "L1") for _ in [0]))
+    moves = settle(held, removal)
+    assert targets(moves) == {"pasted.txt|#0": pasted.id} and "taken back out of 'L1'" in moves.merges[0].reason
+    assert not moves.merged_away  # L1 itself was removed, and the summary says so
 
 
 def test_an_idless_record_edited_in_place_keeps_its_id() -> None:
@@ -293,8 +406,9 @@ def test_an_idless_copy_already_joined_is_unchanged_and_not_reported_again() -> 
 
 def test_two_listed_papers_of_one_batch_with_an_idless_papers_abstract_absorb_it_neither() -> None:
     """The mirror of the rule above, with the id-less paper catalogued first: both listed papers
-    arrive in one batch, so there are two candidates, and the id-less paper stays apart (it was
-    absorbed by the first, and the report said both took it)."""
+    arrive in one batch, so there are two candidates, and the id-less paper stays apart."""
     pasted = idless(ABSTRACT)
-    result = plan(Held(pasted), own("L1", "Sparse attention", ABSTRACT), own("L2", "Again", ABSTRACT, n=1))
+    held = Held(pasted)
+    result = plan(held, own("L1", "Sparse attention", ABSTRACT), own("L2", "Again", ABSTRACT, n=1))
     assert "pasted.txt|#0" not in targets(result) and not result.merges
+    assert settle(held, result) == BatchPlan() and held.copies["pasted.txt|#0"][0] == pasted.id

@@ -221,10 +221,11 @@ def source_card(citation: Citation, turn: int) -> str:
         if citation.supported
         else f"<span class='badge bad'>unsupported (support {citation.support:.2f})</span>"
     )
+    authors = format_authors(p.authors, p.authors_truncated, limit=6, alphabetical=p.alphabetical)
     return (
         f"<div class='source-card' id='src-{turn}-{citation.n}' data-n='{citation.n}'>"
         f"<div class='source-title'><span class='n'>[{citation.n}]</span> {inline_html(p.display_title)}</div>"
-        f"<div class='source-meta'>{escape(format_authors(p.authors, p.authors_truncated, limit=6))}</div>"
+        f"<div class='source-meta'>{escape(authors)}</div>"
         f"<div class='source-meta'>{meta_line(p)}{link_html(p)} {badge}</div>"
         f"{abstract_html(p, citation.quote)}</div>"
     )
@@ -253,7 +254,7 @@ def paper_html(paper: Paper | None) -> str:
     """One paper in full: the lookup's and the map's reading pane."""
     if paper is None:
         return NO_PAPER
-    authors = escape(format_authors(paper.authors, paper.authors_truncated))
+    authors = escape(format_authors(paper.authors, paper.authors_truncated, alphabetical=paper.alphabetical))
     bib = escape(bibtex_entry(paper)).replace("\n", "&#10;")
     return one_block(
         "<div class='paper'>"
@@ -278,7 +279,7 @@ def lookup_html(papers: Sequence[Paper], query: str, filters: Filters) -> str:
         cells = [
             str(i),
             escape(plain(p.display_title)),
-            escape(format_authors(p.authors, p.authors_truncated, limit=3)),
+            escape(format_authors(p.authors, p.authors_truncated, limit=3, alphabetical=p.alphabetical)),
             escape(p.venue),
             escape(p.year or ""),
             escape(p.track),
@@ -307,7 +308,7 @@ def lookup_html(papers: Sequence[Paper], query: str, filters: Filters) -> str:
 
 def _reference(n: int, paper: Paper) -> str:
     parts = [
-        format_authors(paper.authors, paper.authors_truncated, limit=8),
+        format_authors(paper.authors, paper.authors_truncated, limit=8, alphabetical=paper.alphabetical),
         plain(paper.display_title),
         " ".join(str(x) for x in (paper.venue, paper.year) if x),
     ]

@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import IO
 
 from rag.errors import InputError
+from rag.readers.authors import SourceOrder
+from rag.readers.encoding import Encoding, decode_whole, sniff, utf8_head, utf8_lines
 from rag.readers.pagetext import PAGE_EXTENSIONS, looks_like_pagetext, read_pagetext
 from rag.readers.structured import (
     Utf8Lines,
@@ -89,8 +93,37 @@ class FileReport:
         return {"file": self.file, "format": self.format, "read": self.read, "skipped": self.skipped}
 
 
-def _binary(head: bytes) -> bool:
-    return b"\x00" in head[:8192]
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISDIR, "a folder"),
+)
+
+
+def not_regular(mode: int) -> str | None:
+    """What a file that is not a regular file is ("a FIFO"), or None for a regular file. Only
+    regular files are read: opening a FIFO waits for a writer that may never come, and ingest
+    would wait holding the write lock, so every other writer would wait too."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def open_regular(file: Path) -> IO[bytes]:
+    """Open a regular file for reading without ever blocking: checked before opening, opened
+    non-blocking (a FIFO swapped in meanwhile opens at once instead of waiting), and checked
+    again on the open handle. Raises OSError; `ValueError` names what the file is instead."""
+    kind = not_regular(os.stat(file).st_mode)
+    if kind is None:
+        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        kind = not_regular(os.fstat(fd).st_mode)
+        if kind is None:
+            os.set_blocking(fd, True)
+            return os.fdopen(fd, "rb")
+        os.close(fd)
+    raise ValueError(f"not a regular file ({kind}); not read")
 
 
 def could_be_a_list(path: Path) -> bool:
@@ -190,18 +223,26 @@ class Reading:
         report = FileReport(str(file))
         self.files.append(report)
         try:
-            with file.open("rb") as handle:
-                head = handle.read(HEAD_BYTES)
+            handle = open_regular(file)
+        except ValueError as err:
+            self._error(report, InputError(str(file), str(err)))
+            return
         except OSError as err:
             self._error(report, InputError(str(file), f"cannot read file ({err.strerror})"))
             return
+        with handle:
+            yield from self._read_open(file, explicit, report, handle)
+
+    def _read_open(self, file: Path, explicit: bool, report: FileReport, handle: IO[bytes]) -> Iterator[Paper]:
+        head = handle.read(HEAD_BYTES)
         if not head.strip():
             self._error(report, InputError(str(file), "file is empty"))
             return
-        if _binary(head):
+        encoding = sniff(head)
+        if encoding.binary:
             self._error(report, InputError(str(file), "binary file, not a paper list"))
             return
-        fmt = self.options.fmt or detect_format(file, head)
+        fmt = self.options.fmt or detect_format(file, utf8_head(head, encoding))
         if fmt is None:
             if explicit:
                 self._error(report, InputError(str(file), f"not a paper list; readable formats: {FORMATS_HELP}"))
@@ -210,8 +251,16 @@ class Reading:
                 self.ignored.append(str(file))
             return
         report.format = fmt
+        if encoding.note:
+            self.notes.append(InputError(str(file), encoding.note))
+        handle.seek(0)
         errors_before = len(self.errors)
-        for item in self._records(file, fmt):
+        order = SourceOrder()
+        held: list[Paper] = []  # copies held back until the source's author order is judged
+        for item in self._records(file, fmt, handle, encoding):
+            if isinstance(item, Paper) and (field := nul_field(item)):
+                reason = f"field '{field}' holds a NUL character (byte 0); record skipped"
+                item = InputError(str(file), reason, item.position)
             if isinstance(item, InputError):
                 self._error(report, item)
                 continue
@@ -221,23 +270,34 @@ class Reading:
                 self.notes += [InputError(str(file), note, item.position) for note in notes]
             item.venue = item.venue or self.options.venue
             item.year = item.year or self.options.year
-            if self._take():
-                yield item
+            if not self._take():
+                continue
+            if order.done:
+                yield order.mark(item)
+                continue
+            order.observe(item.authors)
+            held.append(item)
+            if order.done:
+                yield from map(order.mark, held)
+                held = []
+        yield from map(order.mark, held)
         if report.read == 0 and report.skipped == 0:
             self._error(report, InputError(str(file), "no papers found in file"))
         report.complete = not self.options.partial and len(self.errors) == errors_before
 
-    def _records(self, file: Path, fmt: str) -> Iterator[Paper | InputError]:
+    def _records(self, file: Path, fmt: str, handle: IO[bytes], encoding: Encoding) -> Iterator[Paper | InputError]:
         source = str(file)
         decoder = Utf8Lines()
         if fmt in STREAMED:
-            with file.open("rb") as handle:
-                if fmt == "arxiv":
-                    yield from read_arxiv(handle, source, decoder, self.options.categories, self.options.since)
-                else:
-                    yield from read_jsonl(handle, source, decoder)
+            lines = utf8_lines(handle, encoding)
+            if fmt == "arxiv":
+                yield from read_arxiv(lines, source, decoder, self.options.categories, self.options.since)
+            else:
+                yield from read_jsonl(lines, source, decoder)
         else:
-            text = decoder.text(file.read_bytes())
+            data = handle.read()
+            text = decode_whole(data, encoding)
+            text = decoder.text(data) if text is None else text
             reader = {"json": read_json, "csv": read_csv, "bibtex": read_bibtex, "pagetext": read_pagetext}[fmt]
             yield from reader(text, source)
         self.notes += decoder.notes(source)
@@ -251,6 +311,66 @@ class Reading:
     def _error(self, report: FileReport, err: InputError) -> None:
         report.skipped += 1 if err.line is not None else 0
         self.errors.append(err)
+
+
+def nul_field(paper: Paper) -> str | None:
+    """The first text field of a paper holding a NUL character, or None. No paper's title or
+    abstract holds one; a stray NUL is damage, and it costs its record, not the file."""
+    for name in ("title", "abstract", "venue", "track", "decision", "url"):
+        if "\x00" in getattr(paper, name):
+            return name
+    if any("\x00" in a for a in paper.authors):
+        return "authors"
+    return None
+
+
+def estimate_records(paths: Iterable[Path], options: ReadOptions = ReadOptions()) -> int | None:
+    """About how many records these files and folders hold, for a progress total with time left,
+    without parsing them: the files a Reading would read (same walk, same rules; never a FIFO),
+    and in each, the lines of JSON Lines, the rows of a CSV, the entries of BibTeX, the paragraphs
+    of page text (read: they are small), the "title" keys of JSON. None when nothing is countable."""
+    walker = Reading(paths, options)  # its walk only: its errors and notes are the real run's business
+    total = 0
+    for path in walker.paths:
+        for file, explicit in walker._files(path):
+            if not explicit and not options.fmt and not could_be_a_list(file):
+                continue
+            try:
+                with open_regular(file) as handle:
+                    head = handle.read(HEAD_BYTES)
+                    encoding = sniff(head)
+                    fmt = options.fmt or (None if encoding.binary else detect_format(file, utf8_head(head, encoding)))
+                    if fmt is None:
+                        continue
+                    handle.seek(0)
+                    if fmt == "pagetext":  # small files whose paragraphs are not all papers: read them
+                        data = handle.read()
+                        text = decode_whole(data, encoding) or Utf8Lines().text(data)
+                        total += sum(isinstance(p, Paper) for p in read_pagetext(text, str(file)))
+                    else:
+                        total += _count_records(handle, fmt, encoding)
+            except (OSError, ValueError):
+                continue
+    return total or None
+
+
+def _count_records(handle: IO[bytes], fmt: str, encoding: Encoding) -> int:
+    counts = {b"\n": 0, b"\n@": 0, b'"title"': 0}
+    last = b"\n"
+    for block in iter(lambda: handle.read(1 << 20), b""):
+        data = block if encoding.codec == "utf-8" else block.decode(encoding.codec, "ignore").encode()
+        joined = last[-1:] + data  # a separator split across two blocks
+        for needle in counts:
+            counts[needle] += joined.count(needle) - last[-1:].count(needle)
+        last = data or last
+    lines = counts[b"\n"] + (0 if last.endswith(b"\n") else 1)
+    return {
+        "jsonl": lines,
+        "arxiv": lines,
+        "csv": max(lines - 1, 0),
+        "bibtex": counts[b"\n@"] + 1,
+        "json": counts[b'"title"'],
+    }.get(fmt, 0)
 
 
 @dataclass

@@ -9,8 +9,9 @@ import re
 from typing import Any
 
 from rag.identity import derived_id, is_placeholder
+from rag.readers.authors import declared_alphabetical
 from rag.text import collapse
-from rag.types import Paper
+from rag.types import ALPHABETICAL, Paper
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "id": ("id", "paper_id", "openreview_id", "forum", "key", "ID", "doi", "arxiv_id"),
@@ -23,6 +24,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "area": ("area", "primary_area", "topic"),
     "decision": ("decision", "status"),
     "url": ("url", "link", "pdf_url"),
+    "author_order": ("author_order", "authors_order", "author_ordering"),
 }
 _TRUNCATION = re.compile(r"(\bet\s*al\.?|(?:\band\s+|^)others|等|…|\.\.\.)\s*$", re.I)
 
@@ -165,6 +167,7 @@ def paper_from_record(
         decision=text_fields["decision"],
         url=url,
         extra=extra,
+        authors_order=ALPHABETICAL if declared_alphabetical(_pick(record, "author_order", lowered)) else "",
     )
 
 

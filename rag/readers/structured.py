@@ -8,18 +8,63 @@ import csv
 import io
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import date
-from typing import IO, Any
+from typing import Any
 
 from rag.errors import InputError
-from rag.readers.records import RecordError, paper_from_record, split_authors
+from rag.readers.records import ALIASES, RecordError, paper_from_record, split_authors
 from rag.types import Paper
 
 Result = Iterator[Paper | InputError]
+# How deep a record may nest (a paper's fields are strings, lists of names, and a few small
+# objects). Deeper records are refused before anything walks them: Python's JSON parser gives up
+# at about 1,000 levels with a RecursionError, and so would every later step that walks a
+# record (scrubbing, hashing, storing) well before that on a deep stack.
+MAX_NESTING = 32
+TOO_DEEP = f"record nested more than {MAX_NESTING} levels deep (no paper's fields nest so); skipped"
+
+
+def nesting(value: Any) -> int:
+    """How deep lists and objects nest in a parsed JSON value (a string is 0, `[1]` is 1),
+    counted without recursion and stopping once past MAX_NESTING."""
+    deepest = 0
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, dict)):
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > MAX_NESTING:
+                return deepest
+            stack.extend((v, depth) for v in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def json_problem(err: json.JSONDecodeError) -> str:
+    """What is wrong with a record that is not JSON, in words: a record that stops before it
+    ends (the line runs out inside a string, or right after a comma) is "cut short", the usual
+    result of a truncated file or a record broken over lines; Python's own messages alone
+    ("Invalid control character at, column 897") do not say that."""
+    line_start = err.doc.rfind("\n", 0, err.pos) + 1
+    line_end = err.doc.find("\n", err.pos)
+    line_end = len(err.doc) if line_end < 0 else line_end
+    rest = err.doc[err.pos : line_end].strip()
+    ends_inside = err.msg.startswith("Unterminated string") or not rest
+    if ends_inside and err.msg != "Extra data":
+        column = len(err.doc[line_start:line_end].rstrip("\r")) + 1
+        return (
+            f"the record is cut short at column {column} (a truncated file, or a record split over lines? "
+            "each line must hold one whole JSON record)"
+        )
+    if err.msg.startswith("Invalid control character"):
+        return f"invalid JSON: a raw control character {err.doc[err.pos]!r} inside a string at column {err.colno}"
+    return f"invalid JSON: {err.msg} at column {err.colno}"
 
 
 def _one(record: Any, source: str, line: int, ordinal: int, scrub: bool = True) -> Paper | InputError:
+    if nesting(record) > MAX_NESTING:
+        return InputError(source, TOO_DEEP, line)
     notes: list[str] = []
     try:
         paper = paper_from_record(record, source, line, ordinal, notes, scrub)
@@ -63,10 +108,12 @@ class Utf8Lines:
         return [InputError(source, f"{reason} on {len(self.replaced)} lines ({first}, …); is the file Latin-1?")]
 
 
-def _json_lines(handle: IO[bytes], source: str, decoder: Utf8Lines) -> Iterator[tuple[int, Any, bool] | InputError]:
+def _json_lines(
+    lines: Iterable[bytes], source: str, decoder: Utf8Lines
+) -> Iterator[tuple[int, Any, bool] | InputError]:
     """(line number, parsed value, whether the line has a JSON escape) for each non-empty line of
     a JSON Lines file; a line that is not JSON is an error for that line only."""
-    for number, raw in enumerate(handle, start=1):
+    for number, raw in enumerate(lines, start=1):
         if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]
         if not raw.strip():
@@ -75,15 +122,18 @@ def _json_lines(handle: IO[bytes], source: str, decoder: Utf8Lines) -> Iterator[
         try:
             value = json.loads(line)
         except json.JSONDecodeError as err:
-            yield InputError(source, f"invalid JSON ({err.msg}, column {err.colno})", number)
+            yield InputError(source, json_problem(err), number)
+            continue
+        except RecursionError:
+            yield InputError(source, TOO_DEEP, number)
             continue
         # Only a JSON escape can produce a lone surrogate; the scrub is skipped when there is none.
         yield number, value, "\\u" in line
 
 
-def read_jsonl(handle: IO[bytes], source: str, decoder: Utf8Lines) -> Result:
+def read_jsonl(lines: Iterable[bytes], source: str, decoder: Utf8Lines) -> Result:
     ordinal = 0
-    for item in _json_lines(handle, source, decoder):
+    for item in _json_lines(lines, source, decoder):
         if isinstance(item, InputError):
             yield item
             continue
@@ -137,7 +187,7 @@ def arxiv_record(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def read_arxiv(
-    handle: IO[bytes],
+    lines: Iterable[bytes],
     source: str,
     decoder: Utf8Lines,
     categories: tuple[str, ...] = (),
@@ -146,7 +196,7 @@ def read_arxiv(
     """Streams the arXiv metadata snapshot. `categories`: keep papers with any category starting
     with one of them (`cs.CL`, `cs`); `since`: keep papers updated on or after that day."""
     ordinal = 0
-    for item in _json_lines(handle, source, decoder):
+    for item in _json_lines(lines, source, decoder):
         if isinstance(item, InputError):
             yield item
             continue
@@ -168,7 +218,10 @@ def read_json(text: str, source: str) -> Result:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
-        yield InputError(source, f"invalid JSON ({err.msg}, column {err.colno})", err.lineno)
+        yield InputError(source, json_problem(err), err.lineno)
+        return
+    except RecursionError:  # one element nested too deep for the parser: the others still count
+        yield from _read_json_elements(text, source)
         return
     if isinstance(data, dict):
         for key in ("papers", "records", "data", "items"):
@@ -184,6 +237,58 @@ def read_json(text: str, source: str) -> Result:
     starts = _element_lines(text, len(data))
     for index, record in enumerate(data):
         yield _one(record, source, starts[index] if index < len(starts) else index + 1, index + 1)
+
+
+def _read_json_elements(text: str, source: str) -> Result:
+    """A JSON array read element by element, for a file that does not parse whole because an
+    element nests deeper than the parser allows: that element is one error at its line (skipped by
+    matching its brackets), the others are read."""
+    decoder = json.JSONDecoder()
+    start = text.find("[")
+    if start < 0 or text[:start].strip():
+        yield InputError(source, "JSON nested too deeply to read, and not an array of papers", 1)
+        return
+    pos, ordinal = start + 1, 0
+    while True:
+        while pos < len(text) and text[pos] in " \t\r\n,":
+            pos += 1
+        if pos >= len(text) or text[pos] == "]":
+            return
+        line = text.count("\n", 0, pos) + 1
+        ordinal += 1
+        try:
+            record, pos = decoder.raw_decode(text, pos)
+        except RecursionError:
+            yield InputError(source, TOO_DEEP, line)
+            pos = _value_end(text, pos)
+            continue
+        except json.JSONDecodeError as err:
+            yield InputError(source, json_problem(err), err.lineno)
+            return
+        yield _one(record, source, line, ordinal)
+
+
+def _value_end(text: str, pos: int) -> int:
+    """Where the JSON value starting at `pos` ends, by counting brackets outside strings."""
+    depth, in_string, escaped = 0, False, False
+    for i in range(pos, len(text)):
+        ch = text[i]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return len(text)
 
 
 def _element_lines(text: str, count: int) -> list[int]:
@@ -238,7 +343,13 @@ def read_csv(text: str, source: str) -> Result:
         return
     delimiter = csv_delimiter(lines[0])
     if delimiter is None:
-        yield InputError(source, "CSV header names neither a title nor an abstract column", 1)
+        found = ", ".join(c.strip() for c in (_fields(lines[0], ",") or [])[:12] if c.strip())
+        read = "; ".join(f"{name}: {', '.join(aliases)}" for name, aliases in ALIASES.items())
+        yield InputError(
+            source,
+            f"CSV header ({found}) has no title or abstract column; the columns read are (any case) {read}",
+            1,
+        )
         return
     header = [c.strip() for c in _fields(lines[0], delimiter) or []]
     width = len(header)
