@@ -623,16 +623,28 @@ def evaluate(
 @click.option("--port", default=7860, show_default=True, type=int)
 @click.option("--share", is_flag=True, help="Ask Gradio for a public share link (off by default).")
 @click.option("--mcp", is_flag=True, help="Also serve the MCP tools (as `rag mcp`) at /gradio_api/mcp/.")
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Also answer requests for this host name (a DNS name or a reverse proxy's); repeatable.",
+)
+@click.option("--no-auth", is_flag=True, help="Serve beyond 127.0.0.1 without RAG_UI_AUTH, to anyone who can reach it.")
 @handle_errors
-def ui(host: str, port: int, share: bool, mcp: bool) -> None:
+def ui(host: str, port: int, share: bool, mcp: bool, allow_hosts: tuple[str, ...], no_auth: bool) -> None:
     """Start the chat UI. Ingests the bundled sample first if the index is empty."""
+    from ui.access import check_exposure
+
     app = _app()
+    secret = app.settings.ui_auth.get_secret_value() if app.settings.ui_auth else None
+    check_exposure(host, share, secret, no_auth)  # before spending time on an ingest
     if not app.index.exists():
         click.echo("No index yet: ingesting the bundled sample (about 15 s)…", err=True)
         app.ingest_sample()
     from ui.app import launch
 
-    launch(app, host=host, port=port, share=share, mcp=mcp)
+    launch(app, host=host, port=port, share=share, mcp=mcp, allow_hosts=allow_hosts, no_auth=no_auth)
 
 
 @cli.command(name="mcp")

@@ -6,8 +6,11 @@ past it: images, scripts, styles, fonts, frames and fetches from any other origi
 needs inline scripts and `eval`-built handlers (its `js=` hooks), so `script-src` allows those,
 but only from this origin: a remote `<script src>` or `<img src>` is blocked.
 
-The app takes no files, but Gradio serves `POST …/upload` (unauthenticated, any size, written to
-a temp folder) for every app; it answers 403 here."""
+The app takes no files, but Gradio serves upload routes for every app: `POST …/upload`
+(unauthenticated, any size, written to a temp folder) and `POST …/process_recording` (which takes a
+video and echoes it back), and may add more. So a request is refused with 403 when it goes to a
+known upload route, or when it carries a file body at all (multipart/form-data, whatever the path):
+the app's own requests are JSON."""
 
 from __future__ import annotations
 
@@ -45,6 +48,23 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
+UPLOAD_ROUTES = ("/upload", "/process_recording")
+LOGIN_ROUTE = "/login"  # Gradio's login form (RAG_UI_AUTH) posts its two fields as a form
+
+
+def is_upload(scope: Scope) -> bool:
+    """A request that sends files: to an upload route, or with a multipart body to any route."""
+    if scope.get("method") not in ("POST", "PUT", "PATCH"):
+        return False
+    path = str(scope.get("path", "")).rstrip("/")
+    content_type = b""
+    for name, value in scope.get("headers", []):
+        if name.lower() == b"content-type":
+            content_type = value.lower()
+    if path.endswith(UPLOAD_ROUTES):
+        return True
+    return content_type.lstrip().startswith(b"multipart/") and path != LOGIN_ROUTE
+
 
 class SecurityHeaders:
     """ASGI middleware (a plain one: Starlette's BaseHTTPMiddleware would buffer the answer
@@ -57,8 +77,7 @@ class SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        path = str(scope.get("path", ""))
-        if scope.get("method") == "POST" and path.rstrip("/").endswith("/upload"):
+        if is_upload(scope):
             body = b"uploads are disabled: this app takes no files"
             await send(
                 {
