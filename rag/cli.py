@@ -25,7 +25,7 @@ from rag.ingest import IngestReport
 from rag.readers import FORMATS_HELP, ReadOptions
 from rag.retrieve import Mode
 from rag.settings import Settings
-from rag.text import for_terminal, format_authors, join_sentences, printable
+from rag.text import for_terminal, format_authors, join_sentences, printable, printable_data
 from rag.types import Answer, Paper
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -110,21 +110,8 @@ def _batch(path: Path, field: str, errors: BatchErrors) -> Iterator[tuple[int, A
             errors.report(str(InputError(str(path), f"bad {field} record ({err})", line_no)))
 
 
-def _inert(value: Any) -> Any:
-    """JSON data with terminal control sequences removed from every string. json.dumps escapes
-    C0 controls such as ESC, but with ensure_ascii=False it writes C1 ones (U+009B CSI, U+009D
-    OSC) raw, and a terminal showing the JSON obeys them."""
-    if isinstance(value, str):
-        return printable(value)
-    if isinstance(value, dict):
-        return {_inert(k): _inert(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_inert(v) for v in value]
-    return value
-
-
 def _dump(data: Any) -> None:
-    click.echo(json.dumps(_inert(data), ensure_ascii=False, indent=None))
+    click.echo(json.dumps(printable_data(data), ensure_ascii=False, indent=None))
 
 
 def _shard(value: str | None) -> tuple[int, int] | None:

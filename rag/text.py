@@ -11,6 +11,7 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Sequence
+from typing import Any
 
 # -- folding and normalising ------------------------------------------------------------------
 
@@ -679,6 +680,20 @@ _TERMINAL_CONTROL = re.compile(
 def printable(text: str) -> str:
     """Text that cannot drive a terminal: escape sequences and control characters removed."""
     return _TERMINAL_CONTROL.sub("", text) if text else text
+
+
+def printable_data(value: Any) -> Any:
+    """JSON data with terminal control sequences removed from every string, keys included.
+    json.dumps escapes C0 controls such as ESC, but a reader that decodes the JSON and shows a
+    value in a terminal obeys them; with ensure_ascii=False, C1 ones (U+009B CSI, U+009D OSC) are
+    even written raw."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {printable_data(k): printable_data(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [printable_data(v) for v in value]
+    return value
 
 
 def for_terminal(text: str) -> str:
