@@ -25,7 +25,7 @@ from rag.ingest import IngestReport
 from rag.readers import FORMATS_HELP, ReadOptions
 from rag.retrieve import Mode
 from rag.settings import Settings
-from rag.text import for_terminal, format_authors, join_sentences, printable, printable_data
+from rag.text import TerminalStream, for_terminal, format_authors, join_sentences, plain, printable, printable_data
 from rag.types import Answer, Paper
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -401,13 +401,33 @@ def status(as_json: bool) -> None:
             click.echo(f"{key:>24}: {printable(str(value))}")
 
 
-def _print_answer(answer: Answer, streamed: bool) -> None:
+class _Stream:
+    """An answer streamed to the terminal as it is written. Pieces go through one TerminalStream,
+    so an escape sequence cut between two pieces is still removed whole; what was shown is kept,
+    so the answer is printed once (it used to be printed again, as "(checked answer)", although
+    the pipeline streams the checked numbering and the same closing lines)."""
+
+    def __init__(self) -> None:
+        self.cleaner = TerminalStream()
+        self.shown: list[str] = []
+
+    def __call__(self, piece: str) -> None:
+        self.shown.append(piece)
+        click.echo(plain(self.cleaner.feed(piece)), nl=False)
+
+    def close(self) -> str:
+        click.echo(plain(self.cleaner.flush()), nl=False)
+        return "".join(self.shown)
+
+
+def _print_answer(answer: Answer, streamed: str | None) -> None:
     """An answer as the terminal shows it: LaTeX and Markdown as plain text, nothing from the
-    abstracts able to drive the terminal."""
-    if not streamed:
+    abstracts able to drive the terminal. `streamed`: the text already shown while it streamed;
+    the answer is printed again only if the check changed it."""
+    if streamed is None:
         click.echo(for_terminal(answer.text))
-    elif answer.text != answer.raw_text and not answer.abstained:
-        click.echo("\n(checked answer)\n" + for_terminal(answer.text))
+    elif " ".join(streamed.split()) != " ".join(answer.text.split()):
+        click.echo("\n(the check changed the answer; as checked:)\n" + for_terminal(answer.text))
     else:
         click.echo()
     if answer.removed_citations:
@@ -492,17 +512,15 @@ def ask(
         return
     if question is None:
         raise click.UsageError("give a QUESTION or --questions FILE")
-    stream = not as_json and sys.stdout.isatty()
-    answer = app.pipeline.answer(
-        question, filters=filters, k=k, on_token=(lambda t: click.echo(for_terminal(t), nl=False)) if stream else None
-    )
+    stream = _Stream() if not as_json and sys.stdout.isatty() else None
+    answer = app.pipeline.answer(question, filters=filters, k=k, on_token=stream)
     if as_json:
         data = answer.public()
         if with_bibtex:
             data["bibtex"] = _bibtex_for(answer)
         _dump(data)
         return
-    _print_answer(answer, streamed=stream)
+    _print_answer(answer, streamed=stream.close() if stream else None)
     if with_bibtex and answer.citations:
         click.echo("\n" + _bibtex_for(answer))
 
@@ -523,16 +541,17 @@ def chat(k: int | None, filters: Filters) -> None:
             break
         if not question:
             break
+        stream = _Stream()
         try:
-            answer = session.ask(
-                question, filters=filters, k=k, on_token=lambda t: click.echo(for_terminal(t), nl=False)
-            )
+            answer = session.ask(question, filters=filters, k=k, on_token=stream)
         except QuestionError as err:
+            stream.close()
             click.echo(f"error: {err}", err=True)
             continue
+        shown = stream.close()
         if answer.query != question:
             click.echo(f"\n(searched for: {for_terminal(answer.query)})", err=True)
-        _print_answer(answer, streamed=True)
+        _print_answer(answer, streamed=shown)
 
 
 @cli.command()
