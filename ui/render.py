@@ -12,6 +12,7 @@ from typing import Any
 from rag.catalog import Filters
 from rag.catalog_answers import describe
 from rag.cite import bibtex_entry
+from rag.compose import name_of
 from rag.text import format_authors, normalise, plain, split_sentences
 from rag.types import Answer, Citation, Paper
 from ui.safe import escape, inline_html, markdown_html, one_block, safe_url
@@ -184,8 +185,12 @@ def streaming_html(text: str) -> str:
 
 
 def _related(answer: Answer) -> str:
-    """The relevant papers the answer did not cite ("Also relevant")."""
-    items = [f"<li>{inline_html(p.display_title)}{link_html(p, 'link')}</li>" for p in answer.related[:5]]
+    """The relevant papers the answer did not cite and its text does not already name. The
+    pipeline ends an answer with "Also relevant: **A**; **B**." (or "Related, not answering"),
+    so listing those papers again here showed every one of them twice."""
+    named = plain(answer.text)
+    unnamed = [p for p in answer.related if plain(name_of(p)) not in named]
+    items = [f"<li>{inline_html(p.display_title)}{link_html(p, 'link')}</li>" for p in unnamed[:5]]
     return f"<div class='related'>Related papers:<ul>{''.join(items)}</ul></div>" if items else ""
 
 
