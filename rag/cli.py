@@ -641,16 +641,18 @@ def evaluate(
 def ui(host: str, port: int, share: bool, mcp: bool, allow_hosts: tuple[str, ...], no_auth: bool) -> None:
     """Start the chat UI. Ingests the bundled sample first if the index is empty."""
     from ui.access import check_exposure
+    from ui.security import private_folder
 
     app = _app()
     secret = app.settings.ui_auth.get_secret_value() if app.settings.ui_auth else None
     check_exposure(host, share, secret, no_auth)  # before spending time on an ingest
+    folder = private_folder()  # before gradio is imported: it reads GRADIO_TEMP_DIR then
     if not app.index.exists():
         click.echo("No index yet: ingesting the bundled sample (about 15 s)…", err=True)
         app.ingest_sample()
     from ui.app import launch
 
-    launch(app, host=host, port=port, share=share, mcp=mcp, allow_hosts=allow_hosts, no_auth=no_auth)
+    launch(app, host, port, share, mcp=mcp, allow_hosts=allow_hosts, no_auth=no_auth, folder=folder)
 
 
 @cli.command(name="mcp")

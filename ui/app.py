@@ -12,7 +12,6 @@ app keeps running. An empty question is ignored without a word."""
 
 from __future__ import annotations
 
-import atexit
 import logging
 import os
 import queue
@@ -51,7 +50,7 @@ from ui.render import (
     streaming_html,
 )
 from ui.safe import LATEX_DELIMITERS, escape
-from ui.security import SecurityHeaders
+from ui.security import SecurityHeaders, private_folder
 
 log = logging.getLogger(__name__)
 
@@ -539,17 +538,6 @@ def build(app: App, files: Path | None = None) -> gr.Blocks:
     return demo
 
 
-def private_folder() -> Path:
-    """A folder for this UI's files, only this user can enter (0700), removed when the process
-    ends. Gradio keeps its copies of the files it serves (the exports) in GRADIO_TEMP_DIR, by
-    default a folder shared by every user of the machine, left behind after a stop: pointed
-    inside this one, they are private and go with it."""
-    folder = Path(tempfile.mkdtemp(prefix="rag-ui-"))
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    os.environ["GRADIO_TEMP_DIR"] = str(folder / "gradio")
-    return folder
-
-
 def launch(
     app: App,
     host: str = "127.0.0.1",
@@ -559,12 +547,14 @@ def launch(
     mcp: bool = False,
     allow_hosts: tuple[str, ...] = (),
     no_auth: bool = False,
+    folder: Path | None = None,
 ) -> tuple[gr.Blocks, str]:
     """Serve the UI. Requests must name this server (ui/access.py); beyond 127.0.0.1 it needs the
-    password of RAG_UI_AUTH, or `no_auth` to serve it open on purpose."""
+    password of RAG_UI_AUTH, or `no_auth` to serve it open on purpose. Its files go to `folder`
+    (`ui.security.private_folder`, made before Gradio is imported), removed when it stops."""
     secret = app.settings.ui_auth.get_secret_value() if app.settings.ui_auth else None
     check_exposure(host, share, secret, no_auth)
-    folder = private_folder()
+    folder = folder or private_folder()
     demo = build(app, folder / "exports")
     if mcp:  # the agent tools of rag.tools, served by Gradio's MCP server (ui/mcp_tools.py)
         from ui.mcp_tools import add_tools, check_started

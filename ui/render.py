@@ -15,7 +15,7 @@ from rag.cite import bibtex_entry
 from rag.compose import name_of
 from rag.text import format_authors, normalise, plain, split_sentences
 from rag.types import Answer, Citation, Paper
-from ui.safe import escape, inline_html, markdown_html, one_block, safe_url
+from ui.safe import escape, inline_html, markdown_export, markdown_html, one_block, safe_url
 
 NO_SOURCES = one_block(
     "<div class='sources-empty'>The sources of the selected answer appear here, "
@@ -317,12 +317,14 @@ def _reference(n: int, paper: Paper) -> str:
         " ".join(str(x) for x in (paper.venue, paper.year) if x),
     ]
     line = ". ".join(x.strip().rstrip(".") for x in parts if x and x.strip()) + "."
-    return f"{n}. {line}" + (f" {paper.url}" if safe_url(paper.url) else "")
+    return markdown_export(f"{n}. {line}" + (f" {paper.url.strip()}" if safe_url(paper.url) else ""))
 
 
 def conversation_markdown(turns: Iterable[tuple[str, Answer, Filters]]) -> str:
     """The conversation as Markdown: each question, the filters it used and its answer with the
-    citation numbers renumbered across the conversation, then one numbered reference list."""
+    citation numbers renumbered across the conversation, then one numbered reference list. What
+    came from papers, the model or the user goes through `markdown_export`: the file is opened
+    in terminals, editors and Markdown viewers, outside the page's protections."""
     from rag.cite import MARKER, parse_numbers
 
     numbers: dict[str, int] = {}
@@ -341,11 +343,11 @@ def conversation_markdown(turns: Iterable[tuple[str, Answer, Filters]]) -> str:
             return "[" + ", ".join(got) + "]"
 
         out += [
-            f"## {question.strip()}",
+            f"## {markdown_export(' '.join(question.split()))}",
             "",
-            f"*Searched {filters_line(filters)}; {answer.mode}.*",
+            f"*Searched {markdown_export(filters_line(filters))}; {answer.mode}.*",
             "",
-            MARKER.sub(renumber, answer.text.strip()),
+            MARKER.sub(renumber, markdown_export(answer.text.strip())),
             "",
         ]
     if papers:

@@ -14,7 +14,12 @@ the app's own requests are JSON."""
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
 from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
 from typing import Any
 
 CSP = "; ".join(
@@ -100,3 +105,15 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, with_headers)
+
+
+def private_folder() -> Path:
+    """A folder for the UI's files that only this user can enter (0700), removed when the process
+    ends. Gradio keeps its copies of the files it serves (the exports) under GRADIO_TEMP_DIR, by
+    default a folder shared by every user of the machine and left behind after a stop; pointed
+    inside this one, they are private and go with it. Gradio reads the variable when its modules
+    are imported, so this runs before the first import of gradio."""
+    folder = Path(tempfile.mkdtemp(prefix="rag-ui-"))
+    atexit.register(shutil.rmtree, folder, True)
+    os.environ["GRADIO_TEMP_DIR"] = str(folder / "gradio")
+    return folder
