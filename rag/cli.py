@@ -373,8 +373,13 @@ def search(
 @click.option("--json", "as_json", is_flag=True, help="Print entries as JSON.")
 @handle_errors
 def papers(query: str, filters: Filters, limit: int, as_json: bool) -> None:
-    """List catalogue entries whose title, label or authors match QUERY, most relevant first."""
-    entries = [p.public() for p in _app().lookup(query, filters, limit)]
+    """List catalogue entries whose title, label, authors or abstract hold every word of QUERY,
+    most relevant first; stderr says how many match in all."""
+    app = _app()
+    entries = [p.public() for p in app.lookup(query, filters, limit)]
+    total = max(app.lookup_total(query, filters), len(entries))
+    shown = f" (the first {len(entries):,} shown; --limit shows more)" if total > len(entries) else ""
+    click.echo(f"{total:,} paper{'s' if total != 1 else ''} match{shown}", err=True)
     _dump(entries) if as_json else _print_hits(entries)
 
 

@@ -140,7 +140,8 @@ LOOKUP = ToolSpec(
     "lookup_paper",
     "Look papers up in the catalogue by title, short name, author or method name (query), or fetch one by "
     "paper_id; filters alone list matching papers (e.g. author='Smith', or decision='Oral'). Title matches rank "
-    f"above author matches, above mentions in the abstract. Returns JSON: {{count, papers: [{{{_PAPER_FIELDS}}}]}}. "
+    f"above author matches, above abstracts holding every word. Returns JSON: {{count, matches (how many papers match "
+    f"in all; count is how many are listed), papers: [{{{_PAPER_FIELDS}}}]}}. "
     f"An unknown paper_id is an error. {UNTRUSTED}",
     (
         Param(
@@ -337,7 +338,8 @@ class PaperTools:
         if text is None and not filters.active():
             raise ToolInputError("give a query, a paper_id or at least one filter")
         found = self.app.lookup(text or "", filters, _int("limit", limit, 1, MAX_LIMIT) or 20)
-        return {"count": len(found), "papers": [paper_json(p) for p in found]}
+        matches = max(self.app.lookup_total(text or "", filters), len(found))
+        return {"count": len(found), "matches": matches, "papers": [paper_json(p) for p in found]}
 
     def bibtex(self, paper_ids: list[str]) -> str:
         if isinstance(paper_ids, str):

@@ -313,11 +313,12 @@ class Handlers:
             return "<div class='sources-empty'>Type a title, a method name or an author.</div>", gr.skip()
         try:
             found = self.app.lookup(query or "", filters, limit=200)
+            total = self.app.lookup_total(query or "", filters)
         except RagError as err:
             raise gr.Error(str(err)) from err
         marks = {p.id: str(i) for i, p in enumerate(found[:20], 1)}
         caption = f"Highlighted: the first {len(marks)} lookup results for “{query.strip() or filters_line(filters)}”"
-        return lookup_html(found, query or "", filters), {"ids": marks, "caption": caption}
+        return lookup_html(found, query or "", filters, total), {"ids": marks, "caption": caption}
 
     def open_paper(self, evt: gr.EventData) -> str:
         data = evt._data if isinstance(evt._data, dict) else {}

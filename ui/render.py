@@ -273,8 +273,9 @@ def paper_html(paper: Paper | None) -> str:
 LOOKUP_HEAD = ["#", "Title", "Authors", "Venue", "Year", "Track", "Decision"]
 
 
-def lookup_html(papers: Sequence[Paper], query: str, filters: Filters) -> str:
-    """The lookup's results in the order given (relevance), one clickable row per paper."""
+def lookup_html(papers: Sequence[Paper], query: str, filters: Filters, total: int | None = None) -> str:
+    """The lookup's results in the order given (relevance), one clickable row per paper, under
+    how many papers really match (`total`; more than the rows when the list is cut)."""
     if not papers:
         what = f"“{escape(query)}”" if query.strip() else "these filters"
         return f"<div class='sources-empty'>No paper matches {what}.</div>"
@@ -297,7 +298,11 @@ def lookup_html(papers: Sequence[Paper], query: str, filters: Filters) -> str:
         cells[1] += marker
         rows.append(f"<tr data-id='{escape(p.id)}' tabindex='0'>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     head = "".join(f"<th>{h}</th>" for h in LOOKUP_HEAD)
-    count = f"{len(papers)} paper{'s' if len(papers) != 1 else ''}, best match first"
+    total = max(total or 0, len(papers))
+    count = f"{total:,} paper{'s' if total != 1 else ''} match"
+    if total > len(papers):
+        count += f", the first {len(papers):,} shown"
+    count += ", best match first"
     if filters.active():
         count += f" · {escape(filters_line(filters))}"
     return (
