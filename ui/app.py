@@ -12,6 +12,7 @@ app keeps running. An empty question is ignored without a word."""
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import queue
@@ -160,8 +161,12 @@ class Handlers:
 
     def __init__(self, app: App, files: Path | None = None) -> None:
         self.app = app
-        # Exports hold the user's questions: a folder only this user can enter (mkdtemp: 0700).
-        self.files = files or Path(tempfile.mkdtemp(prefix="rag-ui-"))
+        # Exports hold the user's questions: a folder only this user can enter (mkdtemp: 0700),
+        # removed at exit when it is this object's own.
+        if files is None:
+            files = Path(tempfile.mkdtemp(prefix="rag-ui-"))
+            atexit.register(shutil.rmtree, files, True)
+        self.files = files
         self._titles: tuple[str, dict[str, str]] | None = None
 
     # -- header and menus ----------------------------------------------------------------------
