@@ -204,11 +204,12 @@ def test_stdio_lookup_and_bibtex(mcp_home: Path, tmp_path: Path) -> None:
     assert "PersuasionBench" in first["title"] + first["label"] and set(first) >= PAPER_KEYS
     assert r["by_id"]["count"] == 1 and r["by_id"]["papers"][0] == first
     assert r["listed"]["count"] == len(r["listed"]["papers"]) > 0
+    assert r["listed"]["matches"] >= r["listed"]["count"]  # every ICML paper of the sample, not a page of them
     assert {p["venue"] for p in r["listed"]["papers"]} == {"ICML"}
     assert r["author"]["paper_id"] in {p["paper_id"] for p in r["by_author"]["papers"]}
     for paper in r["by_author"]["papers"]:
         assert any(r["surname"].lower() in name.lower() for name in paper["authors"])
-    assert r["nobody"] == {"count": 0, "papers": []}
+    assert r["nobody"] == {"count": 0, "matches": 0, "papers": []}
 
     bib = r["bib"]
     assert not bib.isError and bib.structuredContent is None
