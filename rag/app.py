@@ -7,6 +7,7 @@ import contextlib
 import functools
 import logging
 import os
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import islice
@@ -248,17 +249,35 @@ class App:
 
     def lookup(self, query: str = "", filters: Filters = Filters(), limit: int = 50) -> list[Paper]:
         """Catalogue entries matching a title, label, author or method name, most relevant first:
-        the whole title, then title, label and author words, then mentions in the abstract (BM25).
-        Without a query: the papers passing the filters."""
+        the whole title, then title, label and author words, then abstracts that hold every word
+        of the query (BM25 order). Without a query: the papers passing the filters.
+
+        Abstracts must hold every word, as titles and authors must: plain BM25 filled the list
+        with any abstract sharing one word ("bag of heuristics" gave 50 rows, most about
+        heuristics, none else about a bag)."""
         loaded = self.index.load()
         found = loaded.catalog.lookup(query, filters, limit)
         if query.strip() and len(found) < limit:
             allowed = loaded.catalog.allowed(filters)
-            mentions = [pid for pid, _ in Retriever.keyword(loaded, query, limit, allowed)]
+            mentions = [pid for pid, _ in Retriever.keyword(loaded, query, limit, allowed, required=_words(query))]
             seen = {p.id for p in found}
             extra = loaded.catalog.get_many([pid for pid in mentions if pid not in seen])
             found += [extra[pid] for pid in mentions if pid in extra][: limit - len(found)]
         return found
+
+    def lookup_total(self, query: str = "", filters: Filters = Filters()) -> int:
+        """How many papers `lookup` would give without a limit: the count a lookup shows ("3 papers
+        match"), not the length of a page of results."""
+        loaded = self.index.load()
+        catalog = loaded.catalog
+        if not query.strip():
+            return catalog.count(filters)
+        allowed = catalog.allowed(filters)
+        found = catalog.named_pnos(query)
+        words = _words(query)
+        if words:
+            found |= {m.pno for m in loaded.keyword.search(query, catalog.count() * 4 + 10, allowed, words)}
+        return sum(1 for p in found if allowed is None or (p < len(allowed) and allowed[p]))
 
     def paper(self, paper_id: str) -> Paper | None:
         return self.index.load().catalog.get(paper_id)
@@ -377,3 +396,8 @@ class App:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps({"generation": generation, "limit": limit, "questions": kept}))
         return kept
+
+
+def _words(query: str) -> list[str]:
+    """The words a lookup's matches must all hold."""
+    return re.findall(r"\w+", query)

@@ -667,6 +667,16 @@ class Catalog:
         papers = self.by_pno(ordered[:limit])
         return [papers[p] for p in ordered[:limit] if p in papers]
 
+    def named_pnos(self, query: str) -> set[int]:
+        """Every paper `lookup` finds by title, label or authors for the query, unranked and
+        unlimited: what "N papers match" counts."""
+        found = set(self.pnos(self.title_matches(query)).values())
+        fts = _fts_query(query)
+        if fts:
+            rows = self.db.execute("SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?", (fts,))
+            found |= {int(r[0]) for r in rows}
+        return found
+
     def title_matches(self, query: str) -> list[str]:
         """Papers whose whole title or label is the query (case, accents and punctuation aside),
         or whose title starts with it when the query is a long title cut short ("SWIFT: On-the-Fly

@@ -173,7 +173,8 @@ def parse_claims(answer: str) -> list[Claim]:
             if not sentence:
                 continue
         cites = [n for g in MARKER.findall(sentence) for n in parse_numbers(g)]
-        text = re.sub(r"\s+", " ", MARKER.sub("", sentence)).strip()
+        # a claim is shown and checked as text: a model's escape codes are no words of it
+        text = re.sub(r"\s+", " ", printable(MARKER.sub("", sentence))).strip()
         text = re.sub(r"\s+([.,;:!?])", r"\1", text)
         claims.append(Claim(text=text, cites=list(dict.fromkeys(cites))))
     for claim in claims:

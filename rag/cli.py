@@ -25,7 +25,7 @@ from rag.ingest import IngestReport
 from rag.readers import FORMATS_HELP, ReadOptions
 from rag.retrieve import Mode
 from rag.settings import Settings
-from rag.text import for_terminal, format_authors, join_sentences, printable
+from rag.text import TerminalStream, for_terminal, format_authors, join_sentences, plain, printable, printable_data
 from rag.types import ALPHABETICAL, Answer, Paper
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -110,21 +110,8 @@ def _batch(path: Path, field: str, errors: BatchErrors) -> Iterator[tuple[int, A
             errors.report(str(InputError(str(path), f"bad {field} record ({err})", line_no)))
 
 
-def _inert(value: Any) -> Any:
-    """JSON data with terminal control sequences removed from every string. json.dumps escapes
-    C0 controls such as ESC, but with ensure_ascii=False it writes C1 ones (U+009B CSI, U+009D
-    OSC) raw, and a terminal showing the JSON obeys them."""
-    if isinstance(value, str):
-        return printable(value)
-    if isinstance(value, dict):
-        return {_inert(k): _inert(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_inert(v) for v in value]
-    return value
-
-
 def _dump(data: Any) -> None:
-    click.echo(json.dumps(_inert(data), ensure_ascii=False, indent=None))
+    click.echo(json.dumps(printable_data(data), ensure_ascii=False, indent=None))
 
 
 def _shard(value: str | None) -> tuple[int, int] | None:
@@ -390,8 +377,13 @@ def search(
 @click.option("--json", "as_json", is_flag=True, help="Print entries as JSON.")
 @handle_errors
 def papers(query: str, filters: Filters, limit: int, as_json: bool) -> None:
-    """List catalogue entries whose title, label or authors match QUERY, most relevant first."""
-    entries = [p.public() for p in _app().lookup(query, filters, limit)]
+    """List catalogue entries whose title, label, authors or abstract hold every word of QUERY,
+    most relevant first; stderr says how many match in all."""
+    app = _app()
+    entries = [p.public() for p in app.lookup(query, filters, limit)]
+    total = max(app.lookup_total(query, filters), len(entries))
+    shown = f" (the first {len(entries):,} shown; --limit shows more)" if total > len(entries) else ""
+    click.echo(f"{total:,} paper{'s' if total != 1 else ''} match{shown}", err=True)
     _dump(entries) if as_json else _print_hits(entries)
 
 
@@ -418,13 +410,33 @@ def status(as_json: bool) -> None:
             click.echo(f"{key:>24}: {printable(str(value))}")
 
 
-def _print_answer(answer: Answer, streamed: bool) -> None:
+class _Stream:
+    """An answer streamed to the terminal as it is written. Pieces go through one TerminalStream,
+    so an escape sequence cut between two pieces is still removed whole; what was shown is kept,
+    so the answer is printed once (it used to be printed again, as "(checked answer)", although
+    the pipeline streams the checked numbering and the same closing lines)."""
+
+    def __init__(self) -> None:
+        self.cleaner = TerminalStream()
+        self.shown: list[str] = []
+
+    def __call__(self, piece: str) -> None:
+        self.shown.append(piece)
+        click.echo(plain(self.cleaner.feed(piece)), nl=False)
+
+    def close(self) -> str:
+        click.echo(plain(self.cleaner.flush()), nl=False)
+        return "".join(self.shown)
+
+
+def _print_answer(answer: Answer, streamed: str | None) -> None:
     """An answer as the terminal shows it: LaTeX and Markdown as plain text, nothing from the
-    abstracts able to drive the terminal."""
-    if not streamed:
+    abstracts able to drive the terminal. `streamed`: the text already shown while it streamed;
+    the answer is printed again only if the check changed it."""
+    if streamed is None:
         click.echo(for_terminal(answer.text))
-    elif answer.text != answer.raw_text and not answer.abstained:
-        click.echo("\n(checked answer)\n" + for_terminal(answer.text))
+    elif " ".join(streamed.split()) != " ".join(answer.text.split()):
+        click.echo("\n(the check changed the answer; as checked:)\n" + for_terminal(answer.text))
     else:
         click.echo()
     if answer.removed_citations:
@@ -509,17 +521,15 @@ def ask(
         return
     if question is None:
         raise click.UsageError("give a QUESTION or --questions FILE")
-    stream = not as_json and sys.stdout.isatty()
-    answer = app.pipeline.answer(
-        question, filters=filters, k=k, on_token=(lambda t: click.echo(for_terminal(t), nl=False)) if stream else None
-    )
+    stream = _Stream() if not as_json and sys.stdout.isatty() else None
+    answer = app.pipeline.answer(question, filters=filters, k=k, on_token=stream)
     if as_json:
         data = answer.public()
         if with_bibtex:
             data["bibtex"] = _bibtex_for(answer)
         _dump(data)
         return
-    _print_answer(answer, streamed=stream)
+    _print_answer(answer, streamed=stream.close() if stream else None)
     if with_bibtex and answer.citations:
         click.echo("\n" + _bibtex_for(answer))
 
@@ -540,16 +550,17 @@ def chat(k: int | None, filters: Filters) -> None:
             break
         if not question:
             break
+        stream = _Stream()
         try:
-            answer = session.ask(
-                question, filters=filters, k=k, on_token=lambda t: click.echo(for_terminal(t), nl=False)
-            )
+            answer = session.ask(question, filters=filters, k=k, on_token=stream)
         except QuestionError as err:
+            stream.close()
             click.echo(f"error: {err}", err=True)
             continue
+        shown = stream.close()
         if answer.query != question:
             click.echo(f"\n(searched for: {for_terminal(answer.query)})", err=True)
-        _print_answer(answer, streamed=True)
+        _print_answer(answer, streamed=shown)
 
 
 @cli.command()
@@ -627,16 +638,30 @@ def evaluate(
 @click.option("--port", default=7860, show_default=True, type=int)
 @click.option("--share", is_flag=True, help="Ask Gradio for a public share link (off by default).")
 @click.option("--mcp", is_flag=True, help="Also serve the MCP tools (as `rag mcp`) at /gradio_api/mcp/.")
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Also answer requests for this host name (a DNS name or a reverse proxy's); repeatable.",
+)
+@click.option("--no-auth", is_flag=True, help="Serve beyond 127.0.0.1 without RAG_UI_AUTH, to anyone who can reach it.")
 @handle_errors
-def ui(host: str, port: int, share: bool, mcp: bool) -> None:
+def ui(host: str, port: int, share: bool, mcp: bool, allow_hosts: tuple[str, ...], no_auth: bool) -> None:
     """Start the chat UI. Ingests the bundled sample first if the index is empty."""
+    from ui.access import check_exposure
+    from ui.security import private_folder
+
     app = _app()
+    secret = app.settings.ui_auth.get_secret_value() if app.settings.ui_auth else None
+    check_exposure(host, share, secret, no_auth)  # before spending time on an ingest
+    folder = private_folder()  # before gradio is imported: it reads GRADIO_TEMP_DIR then
     if not app.index.exists():
         click.echo("No index yet: ingesting the bundled sample (about 15 s)…", err=True)
         app.ingest_sample()
     from ui.app import launch
 
-    launch(app, host=host, port=port, share=share, mcp=mcp)
+    launch(app, host, port, share, mcp=mcp, allow_hosts=allow_hosts, no_auth=no_auth, folder=folder)
 
 
 @cli.command(name="mcp")

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from platformdirs import user_data_dir
-from pydantic import AliasChoices, BaseModel, Field, ValidationError
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rag.errors import SettingsError
@@ -170,6 +170,17 @@ class CostSettings(BaseModel):
     )
 
 
+class UISettings(BaseModel):
+    """Who may use the chat UI (`rag ui`)."""
+
+    ui_auth: SecretStr | None = Field(
+        default=None,
+        description="Password for the UI and its MCP endpoint, as user:password (or a password for any "
+        "user name); the MCP endpoint takes it as `Authorization: Bearer <password>`. Required to "
+        "serve beyond 127.0.0.1 unless `rag ui --no-auth`.",
+    )
+
+
 GROUPS: dict[str, type[BaseModel]] = {
     "storage": StorageSettings,
     "embedding": EmbeddingSettings,
@@ -178,6 +189,7 @@ GROUPS: dict[str, type[BaseModel]] = {
     "llm": LLMSettings,
     "answer": AnswerSettings,
     "cost": CostSettings,
+    "ui": UISettings,
 }
 
 
@@ -249,6 +261,7 @@ class Settings(
     LLMSettings,
     AnswerSettings,
     CostSettings,
+    UISettings,
 ):
     """All groups in one object, read from the environment (RAG_ prefix) and keyword arguments."""
 

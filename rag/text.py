@@ -11,6 +11,7 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Sequence
+from typing import Any
 
 # -- folding and normalising ------------------------------------------------------------------
 
@@ -539,6 +540,47 @@ _TERMINAL_CONTROL = re.compile(
 def printable(text: str) -> str:
     """Text that cannot drive a terminal: escape sequences and control characters removed."""
     return _TERMINAL_CONTROL.sub("", text) if text else text
+
+
+class TerminalStream:
+    """`printable` over text that arrives in pieces (an answer streamed to a terminal). An escape
+    sequence cut in two ("\x1b]52;c;" then "aGk=\x07", or "\x1b" then "[2J") would pass piece by
+    piece as a harmless-looking tail ("aGk=", "[2J"); so a piece that ends inside a sequence that
+    could still go on is held back until the next piece completes it. What comes out, joined, is
+    `printable` of the whole text."""
+
+    def __init__(self) -> None:
+        self._pending = ""
+
+    def feed(self, piece: str) -> str:
+        text = self._pending + piece
+        last = next(reversed(list(_TERMINAL_CONTROL.finditer(text))), None)
+        cut = len(text)
+        if last is not None:  # would one more character make the last sequence reach further?
+            longer = _TERMINAL_CONTROL.match(text + "x", last.start())
+            if longer is not None and longer.end() > len(text):
+                cut = last.start()
+        self._pending = text[cut:]
+        return printable(text[:cut])
+
+    def flush(self) -> str:
+        """The end of the stream: what was held back, cleaned as a whole."""
+        text, self._pending = self._pending, ""
+        return printable(text)
+
+
+def printable_data(value: Any) -> Any:
+    """JSON data with terminal control sequences removed from every string, keys included.
+    json.dumps escapes C0 controls such as ESC, but a reader that decodes the JSON and shows a
+    value in a terminal obeys them; with ensure_ascii=False, C1 ones (U+009B CSI, U+009D OSC) are
+    even written raw."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {printable_data(k): printable_data(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [printable_data(v) for v in value]
+    return value
 
 
 def for_terminal(text: str) -> str:

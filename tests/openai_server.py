@@ -13,6 +13,7 @@ Replies come from a queue, one per chat request; each is a dict:
                                        (a server that ignores max_tokens)
     {"delay": 2.0, ...}                wait this long before answering (combines with the others)
     {"content": "...", "word_delay": 0.05}  a stream that waits this many seconds between words
+    {"chunks": ["a", "b"]}             a stream of exactly these pieces (plain: their concatenation)
     {"reply": f}                       the text f(request body) returns, answered as "content"
     {"tool_calls": [{"name": n, "arguments": {...}}, ...]}  the model calls tools: streamed as
                                        OpenAI does, each call's id and name first, then its JSON
@@ -114,7 +115,10 @@ class FakeOpenAI:
                             {
                                 "index": 0,
                                 "finish_reason": "stop",
-                                "message": {"role": "assistant", "content": reply["content"]},
+                                "message": {
+                                    "role": "assistant",
+                                    "content": reply.get("content", "".join(reply.get("chunks", []))),
+                                },
                             }
                         ],
                         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
@@ -216,10 +220,11 @@ class FakeOpenAI:
                     return
                 text = reply.get("content", reply.get("cut_after", ""))
                 words = text.split(" ") if text else []
-                for i, word in enumerate(words):
+                pieces = reply.get("chunks") or [word if i == 0 else " " + word for i, word in enumerate(words)]
+                for piece in pieces:
                     if reply.get("word_delay"):
                         time.sleep(float(reply["word_delay"]))
-                    write(self._chunk(word if i == 0 else " " + word))
+                    write(self._chunk(piece))
                 if "cut_after" in reply:
                     self.close_connection = True
                     self.wfile.flush()

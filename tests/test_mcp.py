@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,9 +20,11 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import McpError
 from mcp.types import CallToolResult
 
 from tests.conftest import ROOT, free_port, wait_for_http
+from tests.hostile_text import visible_escapes, write_escape_records
 
 T = TypeVar("T")
 TOOLS = {"search_papers", "ask", "lookup_paper", "bibtex"}
@@ -201,11 +204,12 @@ def test_stdio_lookup_and_bibtex(mcp_home: Path, tmp_path: Path) -> None:
     assert "PersuasionBench" in first["title"] + first["label"] and set(first) >= PAPER_KEYS
     assert r["by_id"]["count"] == 1 and r["by_id"]["papers"][0] == first
     assert r["listed"]["count"] == len(r["listed"]["papers"]) > 0
+    assert r["listed"]["matches"] >= r["listed"]["count"]  # every ICML paper of the sample, not a page of them
     assert {p["venue"] for p in r["listed"]["papers"]} == {"ICML"}
     assert r["author"]["paper_id"] in {p["paper_id"] for p in r["by_author"]["papers"]}
     for paper in r["by_author"]["papers"]:
         assert any(r["surname"].lower() in name.lower() for name in paper["authors"])
-    assert r["nobody"] == {"count": 0, "papers": []}
+    assert r["nobody"] == {"count": 0, "matches": 0, "papers": []}
 
     bib = r["bib"]
     assert not bib.isError and bib.structuredContent is None
@@ -220,8 +224,8 @@ def test_stdio_lookup_and_bibtex(mcp_home: Path, tmp_path: Path) -> None:
 def test_stdio_bad_input_gives_tool_errors_and_the_server_keeps_serving(mcp_home: Path, tmp_path: Path) -> None:
     bad_calls: list[tuple[str, dict[str, Any], str]] = [
         ("search_papers", {"query": "   "}, "empty"),
-        ("search_papers", {"query": "x", "k": 0}, "minimum"),
-        ("search_papers", {"query": "x", "k": 51}, "maximum"),
+        ("search_papers", {"query": "x", "k": 0}, "k must be from 1 to 50, got 0"),
+        ("search_papers", {"query": "x", "k": 51}, "k must be from 1 to 50, got 51"),
         ("search_papers", {"query": "x", "mode": "fuzzy"}, "fuzzy"),
         ("search_papers", {"query": "x", "bogus": 1}, "bogus"),
         ("ask", {"question": "   "}, "empty"),
@@ -310,3 +314,126 @@ def test_ui_serves_the_same_tools_over_gradio_mcp(ui_mcp_url: str) -> None:
     assert error_of(r["empty"]) == "query is empty"
     assert error_of(r["bad_k"]) == "k must be from 1 to 50, got 0"
     assert "no-such-paper" in error_of(r["unknown"])
+
+
+# -- bounded inputs and inert results (issue 21, item 11) -------------------------------------
+
+
+def short_error(result: CallToolResult, *expected: str) -> str:
+    """A tool error that says what was wrong without repeating the input: a 40-character run of
+    one letter is a repeated input, never part of a message."""
+    message = error_of(result)
+    assert len(message) <= 300, message[:400]
+    assert not re.search(r"(\w)\1{40}", message), message[:400]
+    for part in expected:
+        assert part in message, message
+    return message
+
+
+def test_stdio_big_inputs_get_short_errors_and_the_server_keeps_serving(mcp_home: Path, tmp_path: Path) -> None:
+    """Values of megabytes are refused in a line, not quoted back (the SDK's schema check quoted a
+    query of 3 MB whole); a request line beyond the limit gets a JSON-RPC error to its id, without
+    the server reading it into memory, and the next call is served."""
+    calls: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
+        ("search_papers", {"query": "y" * 3_000_000}, ("3,000,000 characters", "2,000")),
+        ("ask", {"question": "x" * 3_000_000}, ("3000000 characters",)),
+        ("lookup_paper", {"query": "z" * 3000}, ("3,000 characters",)),
+        ("lookup_paper", {"paper_id": "p" * 5000}, ("paper_id is 5,000 characters",)),
+        ("search_papers", {"query": "x", "author": "a" * 100_000}, ("author is 100,000 characters",)),
+        ("search_papers", {"query": "x", "mode": "m" * 100_000}, ("mode is 100,000 characters",)),
+        ("search_papers", {"query": "x", "k": "k" * 100_000}, ("k must be a whole number",)),
+        ("search_papers", {"query": "x", "q" * 100_000: 1}, ("takes no argument",)),
+        ("bibtex", {"paper_ids": ["i" * 1000]}, ("paper id is 1,000 characters",)),
+        ("bibtex", {"paper_ids": ["j" * 150] * 100}, ("not in the catalogue",)),
+        ("t" * 100_000, {}, ("unknown tool",)),
+    ]
+
+    async def body(session: ClientSession) -> tuple[list[CallToolResult], str, CallToolResult]:
+        results = [await session.call_tool(name, args) for name, args, _ in calls]
+        with pytest.raises(McpError) as too_long:  # 12 MB: beyond the line limit
+            await session.call_tool("ask", {"question": "w" * 12_000_000})
+        return results, str(too_long.value), await session.call_tool("search_papers", {"query": "persuasion", "k": 1})
+
+    results, too_long, after = over_stdio(mcp_home, tmp_path / "server.log", body)
+    for (_, _, expected), result in zip(calls, results):
+        short_error(result, *expected)
+    assert re.fullmatch(r"request of 12,000,\d{3} bytes; the limit is 4,194,304 bytes", too_long), too_long
+    assert data(after)["count"] == 1
+
+
+@pytest.fixture
+def escape_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Papers whose title, authors and abstract hold terminal escapes (stand-in embedder)."""
+    monkeypatch.setenv("RAG_EMBEDDER", "hash")
+    home = tmp_path / "escape-home"
+    papers = write_escape_records(tmp_path / "escapes.jsonl")
+    done = subprocess.run(
+        [sys.executable, "-m", "rag.cli", "ingest", str(papers)],
+        cwd=ROOT,
+        env={**os.environ, "RAG_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return home
+
+
+def test_stdio_results_carry_no_terminal_escapes(escape_home: Path, tmp_path: Path) -> None:
+    """The CLI strips control sequences from its JSON; MCP results did not (they came as \\u001b)."""
+
+    async def body(session: ClientSession) -> list[CallToolResult]:
+        return [
+            await session.call_tool("search_papers", {"query": "EscNet escapes", "k": 2}),
+            await session.call_tool("ask", {"question": "What is EscNet?"}),
+            await session.call_tool("lookup_paper", {"query": "EscNet"}),
+            await session.call_tool("lookup_paper", {"paper_id": "esc-1"}),
+            await session.call_tool("bibtex", {"paper_ids": ["esc-1"]}),
+        ]
+
+    results = over_stdio(escape_home, tmp_path / "server.log", body)
+    for result in results:
+        assert not result.isError, text_of(result)
+        text = text_of(result)
+        assert "EscNet" in text
+        assert "\\u001b" not in text and "\\u009b" not in text and "\\u0007" not in text, text[:500]
+        assert visible_escapes(text) == [], text[:500]
+        if result.structuredContent is not None:
+            assert "\x1b" not in json.dumps(result.structuredContent, ensure_ascii=False)
+
+
+def test_gradio_mcp_bounds_inputs_and_strips_escapes(escape_home: Path, tmp_path: Path) -> None:
+    """The same over `rag ui --mcp`: short errors for big values, no escape codes in results."""
+    port = free_port()
+    with (tmp_path / "ui.log").open("w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rag.cli", "ui", "--mcp", "--port", str(port)],
+            cwd=ROOT,
+            env={**os.environ, "RAG_HOME": str(escape_home)},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            wait_for_http(f"http://127.0.0.1:{port}/", proc, timeout=90)
+
+            async def body(session: ClientSession) -> list[CallToolResult]:
+                return [
+                    await session.call_tool("search_papers", {"query": "y" * 3_000_000}),
+                    await session.call_tool("ask", {"question": "x" * 3_000_000}),  # 12 MB: 413 from the SDK
+                    await session.call_tool("bibtex", {"paper_ids": ["i" * 1000]}),
+                    await session.call_tool("search_papers", {"query": "EscNet escapes", "k": 2}),
+                    await session.call_tool("ask", {"question": "What is EscNet?"}),
+                    await session.call_tool("bibtex", {"paper_ids": ["esc-1"]}),
+                ]
+
+            r = over_http(f"http://127.0.0.1:{port}/gradio_api/mcp/", body)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    short_error(r[0], "3,000,000 characters")
+    short_error(r[1], "3000000 characters")
+    short_error(r[2], "1,000 characters")
+    for result in r[3:]:
+        text = text_of(result)
+        assert not result.isError and "EscNet" in text, text[:300]
+        assert "\\u001b" not in text and visible_escapes(text) == [], text[:500]

@@ -651,3 +651,50 @@ def test_hostile_llm_stream_loads_and_runs_nothing(
             assert len(llm.chat_requests()) >= 3
         assert beacon.hits == [], beacon.hits
         assert rec.dialogs == [] and rec.outside() == []
+
+
+def test_exports_are_clean_private_and_removed_when_the_ui_stops(browser: Any, tmp_path: Path) -> None:
+    """Issue 21, item 9: "Copy answer" and "Export conversation (.md)" carried raw terminal escapes
+    (OSC 52, ESC[2J), <script>, <img onerror> and beacon images from the abstracts, and the
+    files stayed mode 0644 in the shared temp folder after the UI stopped. Now both are cleaned
+    as the CLI cleans text, written 0600 under a folder only the user can enter, and gone after
+    the UI stops (SIGTERM, as a service manager stops it)."""
+    import stat
+
+    from tests.hostile_text import visible_escapes, write_escape_records
+
+    papers = write_escape_records(tmp_path / "escapes.jsonl")
+    home = tmp_path / "home"
+    env = {"RAG_EMBEDDER": "hash", "RAG_HOME": str(home)}
+    assert run_rag("ingest", str(papers), env=env).returncode == 0
+    temp = tmp_path / "tmp"  # the UI's temp folder: everything it writes lands here
+    temp.mkdir()
+    with serve_ui(home, tmp_path / "ui.log", env={"RAG_EMBEDDER": "hash", "TMPDIR": str(temp)}) as url:
+        with open_page(browser, url) as rec:
+            page = rec.page
+            ask(page, "What is EscNet?")
+            page.locator("#copy-answer").click()
+            page.wait_for_function("window.__ragCopied && window.__ragCopied.includes('EscNet')")
+            copied = page.evaluate("window.__ragCopied")
+            with page.expect_download() as download:
+                page.locator("#export-md").click()
+            exported = Path(download.value.path()).read_text()
+            with page.expect_download() as download:
+                page.locator("#export-bib").click()
+            bib = Path(download.value.path()).read_text()
+        written = sorted(p for p in temp.rglob("*") if p.is_file())
+        assert any(p.name == "conversation.md" for p in written), written
+        for path in written:  # the exports and Gradio's copies of them
+            assert stat.S_IMODE(path.stat().st_mode) == 0o600, (path, oct(path.stat().st_mode))
+        for top in temp.iterdir():
+            assert stat.S_IMODE(top.stat().st_mode) == 0o700, (top, oct(top.stat().st_mode))
+    assert list(temp.iterdir()) == []  # the UI removed its folder when it stopped
+
+    assert "EscNet" in bib
+    for text in (copied, exported, bib):
+        assert "EscNet" in text and ("91.5%" in text or text is bib), text
+        assert visible_escapes(text) == [], repr(text)
+        assert "<script" not in text and "<img" not in text, text  # a tag, if any, as inert text: "&lt;img"
+        assert "](http://127.0.0.1:9/beacon.png)" not in text, text
+    assert "&lt;script>" in exported  # the tags stay readable, as text
+    assert "## References" in exported and "EscNet" in exported.split("## References")[1]

@@ -405,3 +405,28 @@ def test_neighbouring_clusters_get_colours_far_apart() -> None:
         for j in range(i + 1, 16):
             if abs(grid[i] - grid[j]).sum() == 1:  # side by side on the map
                 assert np.linalg.norm(lab[colours[i]] - lab[colours[j]]) >= 40, (colours[i], colours[j])
+
+
+def test_related_papers_are_listed_once(sample_app: App) -> None:
+    """Issue 21, item 13: an answer's text names the relevant papers it did not cite ("Also
+    relevant: …"), and the UI listed the same papers again under "Related papers:". Real answers
+    over the sample that have related papers show each of them once."""
+    import html
+    import json
+
+    from rag.compose import name_of
+
+    dataset = Path(__file__).resolve().parent.parent / "eval" / "datasets" / "dev.jsonl"
+    questions = [json.loads(line)["question"] for line in dataset.read_text().splitlines() if line.strip()]
+    seen = 0
+    for question in questions:
+        answer = sample_app.ask(question)
+        if not answer.related:
+            continue
+        seen += 1
+        shown = html.unescape(re.sub(r"<[^>]+>", "", answer_html(answer, 0)))
+        for paper in answer.related:
+            assert shown.count(name_of(paper)) == 1, (question, name_of(paper), shown)
+        if seen == 3:
+            break
+    assert seen, "no answer over the sample had related papers: the test checked nothing"

@@ -12,8 +12,12 @@ app keeps running. An empty question is ignored without a word."""
 
 from __future__ import annotations
 
+import atexit
 import logging
+import os
 import queue
+import shutil
+import signal
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -31,6 +35,7 @@ from rag.errors import RagError
 from rag.text import plain
 from rag.types import Answer
 from ui import scripts
+from ui.access import Access, check_exposure, guarded, outermost_lifespan, password_check
 from ui.render import (
     NO_PAPER,
     NO_SOURCES,
@@ -46,7 +51,7 @@ from ui.render import (
     streaming_html,
 )
 from ui.safe import LATEX_DELIMITERS, escape
-from ui.security import SecurityHeaders
+from ui.security import SecurityHeaders, private_folder
 
 log = logging.getLogger(__name__)
 
@@ -154,9 +159,14 @@ def _answer_markdown(question: str, answer: Answer, filters: Filters) -> str:
 class Handlers:
     """The UI's event handlers, callable without a browser (tests call them directly)."""
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: App, files: Path | None = None) -> None:
         self.app = app
-        self.files = Path(tempfile.mkdtemp(prefix="rag-ui-"))
+        # Exports hold the user's questions: a folder only this user can enter (mkdtemp: 0700),
+        # removed at exit when it is this object's own.
+        if files is None:
+            files = Path(tempfile.mkdtemp(prefix="rag-ui-"))
+            atexit.register(shutil.rmtree, files, True)
+        self.files = files
         self._titles: tuple[str, dict[str, str]] | None = None
 
     # -- header and menus ----------------------------------------------------------------------
@@ -283,14 +293,14 @@ class Handlers:
         if conv is None or not conv.session.turns:
             return gr.DownloadButton(value=None, interactive=False), gr.DownloadButton(value=None, interactive=False)
         folder = self.files / str(id(conv))
-        folder.mkdir(exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         md = folder / "conversation.md"
-        md.write_text(conversation_markdown(conv.turns()), encoding="utf-8")
+        write_private(md, conversation_markdown(conv.turns()))
         papers = [c.paper for t in conv.session.turns for c in t.answer.citations]
         bib_update: Any = gr.DownloadButton(value=None, interactive=False)
         if papers:
             bib = folder / "cited-papers.bib"
-            bib.write_text(bibtex_text(papers), encoding="utf-8")
+            write_private(bib, bibtex_text(papers))
             bib_update = gr.DownloadButton(value=str(bib), interactive=True)
         return gr.DownloadButton(value=str(md), interactive=True), bib_update
 
@@ -308,11 +318,12 @@ class Handlers:
             return "<div class='sources-empty'>Type a title, a method name or an author.</div>", gr.skip()
         try:
             found = self.app.lookup(query or "", filters, limit=200)
+            total = self.app.lookup_total(query or "", filters)
         except RagError as err:
             raise gr.Error(str(err)) from err
         marks = {p.id: str(i) for i, p in enumerate(found[:20], 1)}
         caption = f"Highlighted: the first {len(marks)} lookup results for “{query.strip() or filters_line(filters)}”"
-        return lookup_html(found, query or "", filters), {"ids": marks, "caption": caption}
+        return lookup_html(found, query or "", filters, total), {"ids": marks, "caption": caption}
 
     def open_paper(self, evt: gr.EventData) -> str:
         data = evt._data if isinstance(evt._data, dict) else {}
@@ -376,8 +387,17 @@ class Handlers:
         return paper_html(self.app.paper(paper_map.ids[index]))
 
 
-def build(app: App) -> gr.Blocks:
-    handlers = Handlers(app)
+def write_private(path: Path, text: str) -> None:
+    """Write a file only its owner can read (0600, whatever the umask): Gradio serves a copy of
+    it with the same mode, and the export holds the user's conversation."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
+
+
+def build(app: App, files: Path | None = None) -> gr.Blocks:
+    handlers = Handlers(app, files)
     choices = handlers.filter_choices()
     example_questions = handlers.examples()
 
@@ -525,14 +545,29 @@ def build(app: App) -> gr.Blocks:
 
 
 def launch(
-    app: App, host: str = "127.0.0.1", port: int = 7860, share: bool = False, block: bool = True, mcp: bool = False
+    app: App,
+    host: str = "127.0.0.1",
+    port: int = 7860,
+    share: bool = False,
+    block: bool = True,
+    mcp: bool = False,
+    allow_hosts: tuple[str, ...] = (),
+    no_auth: bool = False,
+    folder: Path | None = None,
 ) -> tuple[gr.Blocks, str]:
-    demo = build(app)
+    """Serve the UI. Requests must name this server (ui/access.py); beyond 127.0.0.1 it needs the
+    password of RAG_UI_AUTH, or `no_auth` to serve it open on purpose. Its files go to `folder`
+    (`ui.security.private_folder`, made before Gradio is imported), removed when it stops."""
+    secret = app.settings.ui_auth.get_secret_value() if app.settings.ui_auth else None
+    check_exposure(host, share, secret, no_auth)
+    folder = folder or private_folder()
+    demo = build(app, folder / "exports")
     if mcp:  # the agent tools of rag.tools, served by Gradio's MCP server (ui/mcp_tools.py)
         from ui.mcp_tools import add_tools, check_started
 
         add_tools(demo, app)
-    _, url, _ = demo.launch(
+    access = Access.for_server(host, port, allow_hosts, secret)
+    _, url, share_url = demo.launch(
         server_name=host,
         server_port=port,
         share=share,
@@ -543,16 +578,29 @@ def launch(
         footer_links=[],
         theme=THEME,
         mcp_server=mcp,
+        auth=password_check(secret) if secret else None,
+        auth_message="Paper QA: the password is the one set in RAG_UI_AUTH.",
         max_file_size="1kb",  # the app takes no uploads; the middleware refuses them, this caps them too
-        app_kwargs={"middleware": [Middleware(SecurityHeaders)]},
+        app_kwargs={"middleware": [Middleware(SecurityHeaders)], "lifespan": outermost_lifespan(access)},
     )
+    if not guarded(demo.server_app):  # never serve without the Host check
+        demo.close()
+        raise RuntimeError("the UI's Host and Origin check is not in place; refusing to serve")
+    if share_url:
+        access.allow(share_url)
     local = f"http://{host}:{port}/"
     if mcp:  # Gradio itself prints the MCP URL
         check_started(demo)
     if block:
         print(f"Paper QA is running at {local}  (Ctrl-C to stop)", flush=True)
+        # SIGTERM (a service manager, `kill`) stops the server like Ctrl-C, so the private folder
+        # and everything in it are removed; by default it would end the process on the spot.
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
         try:
             demo.block_thread()
         except KeyboardInterrupt:
+            pass
+        finally:
             demo.close()
+            shutil.rmtree(folder, ignore_errors=True)
     return demo, local

@@ -20,7 +20,7 @@ import gradio as gr
 
 from rag.app import App
 from rag.errors import RagError
-from rag.tools import SPECS, PaperTools
+from rag.tools import SPECS, PaperTools, bounded
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ def _run(tools: PaperTools, name: str, arguments: dict[str, Any]) -> str:
     try:
         result = tools.call(name, {k: v for k, v in arguments.items() if v is not None})
     except RagError as err:
-        raise ToolError(str(err), print_exception=False) from err
+        raise ToolError(bounded(str(err)), print_exception=False) from err
     except Exception as err:  # a bug, not a user error: log it, answer briefly
         log.exception("tool %s failed", name)
         raise ToolError(f"internal error ({type(err).__name__}); see the server log", print_exception=False) from err

@@ -12,9 +12,10 @@ from typing import Any
 from rag.catalog import Filters
 from rag.catalogue import describe
 from rag.cite import bibtex_entry
+from rag.compose import name_of
 from rag.text import format_authors, normalise, plain, split_sentences
 from rag.types import Answer, Citation, Paper
-from ui.safe import escape, inline_html, markdown_html, one_block, safe_url
+from ui.safe import escape, inline_html, markdown_export, markdown_html, one_block, safe_url
 
 NO_SOURCES = one_block(
     "<div class='sources-empty'>The sources of the selected answer appear here, "
@@ -184,8 +185,12 @@ def streaming_html(text: str) -> str:
 
 
 def _related(answer: Answer) -> str:
-    """The relevant papers the answer did not cite ("Also relevant")."""
-    items = [f"<li>{inline_html(p.display_title)}{link_html(p, 'link')}</li>" for p in answer.related[:5]]
+    """The relevant papers the answer did not cite and its text does not already name. The
+    pipeline ends an answer with "Also relevant: **A**; **B**." (or "Related, not answering"),
+    so listing those papers again here showed every one of them twice."""
+    named = plain(answer.text)
+    unnamed = [p for p in answer.related if plain(name_of(p)) not in named]
+    items = [f"<li>{inline_html(p.display_title)}{link_html(p, 'link')}</li>" for p in unnamed[:5]]
     return f"<div class='related'>Related papers:<ul>{''.join(items)}</ul></div>" if items else ""
 
 
@@ -269,8 +274,9 @@ def paper_html(paper: Paper | None) -> str:
 LOOKUP_HEAD = ["#", "Title", "Authors", "Venue", "Year", "Track", "Decision"]
 
 
-def lookup_html(papers: Sequence[Paper], query: str, filters: Filters) -> str:
-    """The lookup's results in the order given (relevance), one clickable row per paper."""
+def lookup_html(papers: Sequence[Paper], query: str, filters: Filters, total: int | None = None) -> str:
+    """The lookup's results in the order given (relevance), one clickable row per paper, under
+    how many papers really match (`total`; more than the rows when the list is cut)."""
     if not papers:
         what = f"“{escape(query)}”" if query.strip() else "these filters"
         return f"<div class='sources-empty'>No paper matches {what}.</div>"
@@ -293,7 +299,11 @@ def lookup_html(papers: Sequence[Paper], query: str, filters: Filters) -> str:
         cells[1] += marker
         rows.append(f"<tr data-id='{escape(p.id)}' tabindex='0'>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     head = "".join(f"<th>{h}</th>" for h in LOOKUP_HEAD)
-    count = f"{len(papers)} paper{'s' if len(papers) != 1 else ''}, best match first"
+    total = max(total or 0, len(papers))
+    count = f"{total:,} paper{'s' if total != 1 else ''} match"
+    if total > len(papers):
+        count += f", the first {len(papers):,} shown"
+    count += ", best match first"
     if filters.active():
         count += f" · {escape(filters_line(filters))}"
     return (
@@ -313,12 +323,14 @@ def _reference(n: int, paper: Paper) -> str:
         " ".join(str(x) for x in (paper.venue, paper.year) if x),
     ]
     line = ". ".join(x.strip().rstrip(".") for x in parts if x and x.strip()) + "."
-    return f"{n}. {line}" + (f" {paper.url}" if safe_url(paper.url) else "")
+    return markdown_export(f"{n}. {line}" + (f" {paper.url.strip()}" if safe_url(paper.url) else ""))
 
 
 def conversation_markdown(turns: Iterable[tuple[str, Answer, Filters]]) -> str:
     """The conversation as Markdown: each question, the filters it used and its answer with the
-    citation numbers renumbered across the conversation, then one numbered reference list."""
+    citation numbers renumbered across the conversation, then one numbered reference list. What
+    came from papers, the model or the user goes through `markdown_export`: the file is opened
+    in terminals, editors and Markdown viewers, outside the page's protections."""
     from rag.cite import MARKER, parse_numbers
 
     numbers: dict[str, int] = {}
@@ -337,11 +349,11 @@ def conversation_markdown(turns: Iterable[tuple[str, Answer, Filters]]) -> str:
             return "[" + ", ".join(got) + "]"
 
         out += [
-            f"## {question.strip()}",
+            f"## {markdown_export(' '.join(question.split()))}",
             "",
-            f"*Searched {filters_line(filters)}; {answer.mode}.*",
+            f"*Searched {markdown_export(filters_line(filters))}; {answer.mode}.*",
             "",
-            MARKER.sub(renumber, answer.text.strip()),
+            MARKER.sub(renumber, markdown_export(answer.text.strip())),
             "",
         ]
     if papers:

@@ -31,6 +31,7 @@ import nh3
 from markdown_it import MarkdownIt
 
 from rag.cite import MARKER, parse_numbers
+from rag.text import printable
 
 # KaTeX delimiters the UI components are configured with; the renderer emits only these.
 LATEX_DELIMITERS: list[dict[str, str | bool]] = [
@@ -214,3 +215,27 @@ def one_block(fragment: str) -> str:
     """For gr.Markdown: one line inside one `<div>`, which Markdown passes through untouched
     (a blank line would end the HTML block and let Markdown read what follows)."""
     return '<div class="rendered">' + re.sub(r"\s*\n\s*", " ", fragment) + "</div>"
+
+
+# -- Markdown that leaves the app (exports, the clipboard) -----------------------------------
+
+_IMAGE = re.compile(r"!\[([^\]\n]*)\]\([^)\n]*\)")
+_LINK = re.compile(r"(?<!\\)\[([^\]\n]*)\]\(\s*<?([^)\s>]*)>?(?:\s+[^)\n]*)?\)")
+_TAG = re.compile(r"<(?=[A-Za-z/!?])")
+_REFERENCE_DEFINITION = re.compile(r"^( {0,3})\[(?=[^\]\n]+\]:)", re.M)
+
+
+def markdown_export(text: str) -> str:
+    """Untrusted text made safe to save as Markdown or paste anywhere: what the app itself never
+    shows raw, the exported file could still do where it is opened. So terminal control
+    sequences are removed as the command line removes them (`rag.text.printable`: OSC 52
+    clipboard writes, screen clears, in a `cat` of the file), images become their alt text (an
+    image is a beacon fetched on view), links keep only http(s) targets, and raw HTML tags and
+    reference definitions are escaped (a Markdown viewer would run `<img onerror>`, or turn
+    `[1]` into a link). Everything else, emphasis, math and citation markers, stays as written."""
+    out = printable(text)
+    out = _IMAGE.sub(lambda m: m.group(1), out)
+    out = out.replace("![", "!\\[")
+    out = _LINK.sub(lambda m: m.group(0) if _is_web_url(m.group(2)) else m.group(1), out)
+    out = _TAG.sub("&lt;", out)
+    return _REFERENCE_DEFINITION.sub(r"\1\\[", out)

@@ -6,12 +6,20 @@ past it: images, scripts, styles, fonts, frames and fetches from any other origi
 needs inline scripts and `eval`-built handlers (its `js=` hooks), so `script-src` allows those,
 but only from this origin: a remote `<script src>` or `<img src>` is blocked.
 
-The app takes no files, but Gradio serves `POST …/upload` (unauthenticated, any size, written to
-a temp folder) for every app; it answers 403 here."""
+The app takes no files, but Gradio serves upload routes for every app: `POST …/upload`
+(unauthenticated, any size, written to a temp folder) and `POST …/process_recording` (which takes a
+video and echoes it back), and may add more. So a request is refused with 403 when it goes to a
+known upload route, or when it carries a file body at all (multipart/form-data, whatever the path):
+the app's own requests are JSON."""
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
 from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
 from typing import Any
 
 CSP = "; ".join(
@@ -45,6 +53,23 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
+UPLOAD_ROUTES = ("/upload", "/process_recording")
+LOGIN_ROUTE = "/login"  # Gradio's login form (RAG_UI_AUTH) posts its two fields as a form
+
+
+def is_upload(scope: Scope) -> bool:
+    """A request that sends files: to an upload route, or with a multipart body to any route."""
+    if scope.get("method") not in ("POST", "PUT", "PATCH"):
+        return False
+    path = str(scope.get("path", "")).rstrip("/")
+    content_type = b""
+    for name, value in scope.get("headers", []):
+        if name.lower() == b"content-type":
+            content_type = value.lower()
+    if path.endswith(UPLOAD_ROUTES):
+        return True
+    return content_type.lstrip().startswith(b"multipart/") and path != LOGIN_ROUTE
+
 
 class SecurityHeaders:
     """ASGI middleware (a plain one: Starlette's BaseHTTPMiddleware would buffer the answer
@@ -57,8 +82,7 @@ class SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        path = str(scope.get("path", ""))
-        if scope.get("method") == "POST" and path.rstrip("/").endswith("/upload"):
+        if is_upload(scope):
             body = b"uploads are disabled: this app takes no files"
             await send(
                 {
@@ -81,3 +105,15 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, with_headers)
+
+
+def private_folder() -> Path:
+    """A folder for the UI's files that only this user can enter (0700), removed when the process
+    ends. Gradio keeps its copies of the files it serves (the exports) under GRADIO_TEMP_DIR, by
+    default a folder shared by every user of the machine and left behind after a stop; pointed
+    inside this one, they are private and go with it. Gradio reads the variable when its modules
+    are imported, so this runs before the first import of gradio."""
+    folder = Path(tempfile.mkdtemp(prefix="rag-ui-"))
+    atexit.register(shutil.rmtree, folder, True)
+    os.environ["GRADIO_TEMP_DIR"] = str(folder / "gradio")
+    return folder
