@@ -58,7 +58,8 @@ def hostile_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _rag(home: Path, *args: str) -> str:
-    out = run_rag(*args, env={**HASH, "RAG_HOME": str(home)})
+    # answers always, so the hostile text reaches the printer: whether to abstain is not what is tested here
+    out = run_rag(*args, env={**HASH, "RAG_HOME": str(home), "RAG_ABSTAIN_THRESHOLD": "0"})
     assert out.returncode == 0, out.stderr
     for stream, text in (("stdout", out.stdout), ("stderr", out.stderr)):
         found = sorted({f"U+{ord(c):04X}" for c in RAW_CONTROL.findall(text)})

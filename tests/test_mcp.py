@@ -27,7 +27,7 @@ from tests.conftest import ROOT, free_port, wait_for_http
 from tests.hostile_text import visible_escapes, write_escape_records
 
 T = TypeVar("T")
-TOOLS = {"search_papers", "ask", "lookup_paper", "bibtex"}
+TOOLS = {"search_papers", "ask", "lookup_paper", "bibtex", "count_papers", "list_papers"}
 PAPER_KEYS = {
     "paper_id",
     "title",

@@ -107,7 +107,36 @@ def tool_functions(tools: PaperTools) -> list[Callable[..., str]]:
     def bibtex(paper_ids: list[str]) -> str:
         return _run(tools, "bibtex", dict(paper_ids=paper_ids))
 
-    functions: list[Callable[..., str]] = [search_papers, ask, lookup_paper, bibtex]
+    def count_papers(
+        venue: str | None = None,
+        year: int | None = None,
+        track: str | None = None,
+        decision: str | None = None,
+        author: str | None = None,
+        topic: str | None = None,
+    ) -> str:
+        return _run(
+            tools,
+            "count_papers",
+            dict(venue=venue, year=year, track=track, decision=decision, author=author, topic=topic),
+        )
+
+    def list_papers(
+        venue: str | None = None,
+        year: int | None = None,
+        track: str | None = None,
+        decision: str | None = None,
+        author: str | None = None,
+        topic: str | None = None,
+        limit: int | None = None,
+    ) -> str:
+        return _run(
+            tools,
+            "list_papers",
+            dict(venue=venue, year=year, track=track, decision=decision, author=author, topic=topic, limit=limit),
+        )
+
+    functions: list[Callable[..., str]] = [search_papers, ask, lookup_paper, bibtex, count_papers, list_papers]
     for fn in functions:
         fn.__doc__ = SPECS[fn.__name__].docstring()
     return functions
