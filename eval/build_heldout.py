@@ -13,7 +13,7 @@ quote the shared lists, which stay out of the repository. Written to `eval/gener
 - `scifact_removed.jsonl` + `scifact_removed_ids.txt`: the same claims over the corpus with every
   claim's gold abstracts removed: each must abstain.
 
-Every item carries its split (`eval.splits.split_of`, keyed by the gold paper). The rules below
+Every item carries its split (`rag.evaluation.splits.split_of`, keyed by the gold paper). The rules below
 build questions; they are not the assistant's rules and nothing in `rag/` imports them."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from eval.splits import split_of
+from rag.evaluation import split_of
 
 SEED = 20261203
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"

@@ -2,7 +2,7 @@
 
 1. For every held-out item without history in the train and validation splits that the router
    sends to the abstracts (not to the catalogue), search (the answer's k papers) and compute
-   each paper's features (`rag.relevance.FEATURES`) and the question's (`QUESTION_FEATURES`).
+   each paper's features (`rag.answer.relevance.FEATURES`) and the question's (`QUESTION_FEATURES`).
    A paper is positive when it is one of the item's gold papers; every paper of an unanswerable
    item is negative (the gold-removed twins give those for free); a question is positive when
    it is answerable. Cached in `--features`, so refits take seconds.
@@ -31,18 +31,17 @@ from typing import Any
 
 import numpy as np
 
-from eval.dataset import load_items
 from eval.heldout import SOURCES, item_split, raw_records
-from rag.logistic import LogisticModel
-from rag.relevance import FEATURES, MODEL_FILE, QUESTION_FEATURES
+from rag.answer import FEATURES, QUESTION_FEATURES, RELEVANCE_MODEL, LogisticModel
+from rag.evaluation import load_items
 
 K = 5  # the papers an answer reads (RAG_K)
 
 
 def collect(index: str, home: Path, splits: set[str]) -> list[dict]:
     os.environ["RAG_HOME"] = str(home)
+    from rag.answer import read
     from rag.app import App
-    from rag.query import read
     from rag.settings import Settings
 
     app = App(Settings())
@@ -195,7 +194,7 @@ def main() -> None:
     parser.add_argument(
         "--list-precision", type=float, default=0.8, help="precision a plural question's kept papers must reach"
     )
-    parser.add_argument("--out", type=Path, default=MODEL_FILE)
+    parser.add_argument("--out", type=Path, default=RELEVANCE_MODEL)
     args = parser.parse_args()
     if args.features.exists() and not args.refresh:
         rows = json.loads(args.features.read_text())

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from eval.heldout import SOURCES, item_split, raw_records
-from rag.route import MODEL_FILE, Intent, Router, features
+from rag.answer import ROUTER_MODEL, Intent, Router, route_features
 
 SEED = 20261202
 FILTERS = (
@@ -205,9 +205,9 @@ def generated(rng: random.Random, topics: list[str], names: list[str], per: int)
 
 def labelled(homes: dict[str, str], splits: set[str]) -> list[tuple[str, str]]:
     """(placeholder text, intent) of the held-out questions of the given splits."""
-    from eval.dataset import load_items
+    from rag.answer import read
     from rag.app import App
-    from rag.query import read
+    from rag.evaluation import load_items
     from rag.settings import Settings
 
     rows = []
@@ -230,12 +230,12 @@ def labelled(homes: dict[str, str], splits: set[str]) -> list[tuple[str, str]]:
 
 
 def fit(rows: list[tuple[str, str]], l2: float, epochs: int = 400) -> Router:
-    """Multinomial logistic regression by gradient descent over sparse 0/1 features, classes
+    """Multinomial logistic regression by gradient descent over sparse 0/1 route_features, classes
     weighed to balance."""
     classes = [i.value for i in Intent]
-    vocab = sorted({t for text, _ in rows for t in features(text)})
+    vocab = sorted({t for text, _ in rows for t in route_features(text)})
     index = {t: i for i, t in enumerate(vocab)}
-    active = [sorted({index[t] for t in features(text)}) for text, _ in rows]
+    active = [sorted({index[t] for t in route_features(text)}) for text, _ in rows]
     flat = np.array([i for a in active for i in a], dtype=np.int64)
     row_of = np.repeat(np.arange(len(rows)), [len(a) for a in active])
     starts = np.cumsum([0] + [len(a) for a in active[:-1]])
@@ -277,7 +277,7 @@ def main() -> None:
     parser.add_argument("--shared", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
     parser.add_argument("--per-intent", type=int, default=400)
     parser.add_argument("--l2", type=float, default=1.0)
-    parser.add_argument("--out", type=Path, default=MODEL_FILE)
+    parser.add_argument("--out", type=Path, default=ROUTER_MODEL)
     args = parser.parse_args()
     homes = dict(h.split("=", 1) for h in args.home)
     rng = random.Random(SEED)

@@ -1,7 +1,7 @@
 """Refit the sentence scorer: `python -m eval.fit_sentences --home NAME=DIR ...`.
 
 For every held-out item of the train split that names a fact (`answer_contains`) and its gold
-papers, each sentence of each gold abstract is a row (`rag.sentences.FEATURES`), positive when it
+papers, each sentence of each gold abstract is a row (`rag.answer.sentences.SENTENCE_FEATURES`), positive when it
 states the fact. A standardised logistic regression is fitted on those rows (train split only)
 and checked on the validation split: the share of items whose top-scored sentence, or top two,
 state the fact. Weights go to `rag/models/sentences.json` with those figures."""
@@ -16,12 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.dataset import load_items
 from eval.fit_relevance import fit
 from eval.heldout import SOURCES, item_split, raw_records
-from rag.logistic import LogisticModel
-from rag.relevance import idf
-from rag.sentences import FEATURES, MODEL_FILE
+from rag.answer import SENTENCE_FEATURES, SENTENCE_MODEL, LogisticModel, idf
+from rag.evaluation import load_items
 
 
 def states(sentence: str, facts: list[str]) -> bool:
@@ -31,16 +29,21 @@ def states(sentence: str, facts: list[str]) -> bool:
 
 def collect(index: str, home: Path, splits: set[str]) -> list[dict]:
     os.environ["RAG_HOME"] = str(home)
+    from rag.answer import SentenceScorer, source_sentences
     from rag.app import App
-    from rag.evidence import source_sentences
-    from rag.keyword import TOKENIZE
-    from rag.sentences import SentenceScorer
     from rag.settings import Settings
+    from rag.store import TOKENIZE
 
     app = App(Settings())
     loaded = app.index.load()
     vectors = app.pipeline.checker.vectors
-    blank = LogisticModel(FEATURES, (0.0,) * len(FEATURES), 0.0, (0.0,) * len(FEATURES), (1.0,) * len(FEATURES))
+    blank = LogisticModel(
+        SENTENCE_FEATURES,
+        (0.0,) * len(SENTENCE_FEATURES),
+        0.0,
+        (0.0,) * len(SENTENCE_FEATURES),
+        (1.0,) * len(SENTENCE_FEATURES),
+    )
     scorer = SentenceScorer(blank, TOKENIZE)
     out = []
     for source in SOURCES:
@@ -92,7 +95,7 @@ def baseline(rows: list[dict], take: int) -> float:
     """The same share when sentences are ranked by cosine alone."""
     hits = []
     for r in rows:
-        cos = np.asarray(r["features"])[:, FEATURES.index("cosine")]
+        cos = np.asarray(r["features"])[:, SENTENCE_FEATURES.index("cosine")]
         best = np.argsort(-cos, kind="stable")[:take]
         hits.append(any(r["labels"][i] for i in best))
     return round(float(np.mean(hits)), 4) if hits else float("nan")
@@ -104,7 +107,7 @@ def main() -> None:
     parser.add_argument("--features", type=Path, default=Path("eval/generated/sentence_features.json"))
     parser.add_argument("--refresh", action="store_true")
     parser.add_argument("--l2", type=float, default=1.0)
-    parser.add_argument("--out", type=Path, default=MODEL_FILE)
+    parser.add_argument("--out", type=Path, default=SENTENCE_MODEL)
     args = parser.parse_args()
     if args.features.exists() and not args.refresh:
         rows = json.loads(args.features.read_text())
@@ -120,7 +123,7 @@ def main() -> None:
     validation = [r for r in rows if r["split"] == "validation"]
     x = np.asarray([f for r in train for f in r["features"]])
     y = np.asarray([lab for r in train for lab in r["labels"]], dtype=float)
-    model = fit(x, y, args.l2, features=FEATURES)
+    model = fit(x, y, args.l2, features=SENTENCE_FEATURES)
     figures = {
         "train_items": len(train),
         "validation_items": len(validation),
@@ -130,9 +133,11 @@ def main() -> None:
         "validation_top2_cosine_alone": baseline(validation, 2),
         "train_top1": top_hits(train, model, 1),
     }
-    model = LogisticModel(FEATURES, model.weights, model.bias, model.mean, model.scale, {}, figures)
+    model = LogisticModel(SENTENCE_FEATURES, model.weights, model.bias, model.mean, model.scale, {}, figures)
     model.save(args.out)
-    print(json.dumps({"weights": dict(zip(FEATURES, [round(w, 3) for w in model.weights])), **figures}, indent=1))
+    print(
+        json.dumps({"weights": dict(zip(SENTENCE_FEATURES, [round(w, 3) for w in model.weights])), **figures}, indent=1)
+    )
 
 
 if __name__ == "__main__":

@@ -11,9 +11,8 @@ import json
 import sys
 from pathlib import Path
 
-from eval.dataset import resolve_gold
-from eval.splits import split_of
 from rag.app import App
+from rag.evaluation import resolve_gold, split_of
 from rag.settings import Settings
 
 

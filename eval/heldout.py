@@ -28,11 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from eval import metrics as m
-from eval.dataset import Item, load_items
-from eval.results import ItemResult
-from eval.runner import Config, parse_config, run_item
-from eval.splits import SPLITS, split_of
+from rag.evaluation import SPLITS, Config, Item, ItemResult, load_items, parse_config, run_item, split_of
+from rag.evaluation import metrics as m
 
 ROOT = Path(__file__).resolve().parent
 HANDWRITTEN = ROOT / "datasets"

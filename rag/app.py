@@ -14,39 +14,38 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rag.answer import AnswerPipeline, LLMAnswerer, Verifier
-from rag.catalog import Filters
-from rag.catalogue import CatalogueAnswerer, matching
-from rag.chat import ChatSession
-from rag.chunk import Chunker
-from rag.cite import SupportChecker
-from rag.compose import ExtractiveAnswerer
+from rag.answer import (
+    RELEVANCE_MODEL,
+    SENTENCE_MODEL,
+    AnswerPipeline,
+    CatalogueAnswerer,
+    ChatSession,
+    ExtractiveAnswerer,
+    LLMAnswerer,
+    LogisticModel,
+    Relevance,
+    Router,
+    SentenceScorer,
+    SupportChecker,
+    Verifier,
+    matching,
+)
 from rag.embed import Embedder, EmbedPool, HashEmbedder, LocalEmbedder
 from rag.errors import NothingReadError, SettingsError
-from rag.index import Index
-from rag.ingest import Ingester, IngestReport
-from rag.keyword import TOKENIZE
-from rag.logistic import LogisticModel
+from rag.papers import Chunker, Reading, ReadOptions, estimate_records
 from rag.progress import Progress
-from rag.readers import Reading, ReadOptions, estimate_records
-from rag.relevance import MODEL_FILE as RELEVANCE_MODEL
-from rag.relevance import Relevance
-from rag.retrieve import Fusion, Mode, Retriever, SearchResult
-from rag.route import Router
-from rag.sentences import MODEL_FILE as SENTENCE_MODEL
-from rag.sentences import SentenceScorer
+from rag.search import Fusion, Retriever, SearchResult
 from rag.settings import Settings
-from rag.store import ChromaStore
-from rag.types import Answer, Paper
-from rag.writer import ProcessWriter, StoreWriter
+from rag.store import TOKENIZE, ChromaStore, Index, Ingester, IngestReport, ProcessWriter, StoreWriter
+from rag.types import Answer, Filters, Mode, Paper
 
 if TYPE_CHECKING:
     import threading
 
     import numpy as np
 
-    from rag.chatmodel import ChatModel
-    from rag.paper_map import PaperMap
+    from rag.answer import ChatModel
+    from rag.search import PaperMap
 
 log = logging.getLogger(__name__)
 # From about this many papers a writer process pays for its start (~2 s): Chroma's upserts then
@@ -56,7 +55,7 @@ WRITER_PROCESS_PAPERS = 5000
 
 def build_embedder(settings: Settings, threads: int | None = None) -> Embedder:
     if settings.embedder == "openai":
-        from rag.llm import OpenAIEmbedder
+        from rag.answer import OpenAIEmbedder
 
         return OpenAIEmbedder(settings)
     if settings.embedder == "hash":
@@ -121,7 +120,7 @@ class App:
     def chat_model(self) -> ChatModel | None:
         if self.settings.answer_mode != "llm":
             return None
-        from rag.llm import OpenAIChat
+        from rag.answer import OpenAIChat
 
         return OpenAIChat(self.settings)
 
@@ -184,7 +183,7 @@ class App:
         writer_process: bool | None = None,
     ) -> IngestReport:
         """Read, embed and write `paths`. Chroma writes go to a writer process beside this one
-        (`rag.writer`) when `writer_process` says so, or by default for big inputs."""
+        (`rag.store.writer`) when `writer_process` says so, or by default for big inputs."""
         reading = Reading(paths, options)
         total = estimate_records(paths, options)
         if total and options.shard:
@@ -323,12 +322,12 @@ class App:
         return ids, matrix
 
     def paper_map(self) -> PaperMap:
-        """The 2-D map of every catalogued paper (rag.paper_map), computed once per catalogue
+        """The 2-D map of every catalogued paper (rag.search.paper_map), computed once per catalogue
         generation and cached as `paper_map.npz` in the index's cache folder. A paper whose
         vectors are missing is placed by its title, embedded now (`PaperMap.embedded` False)."""
         import numpy as np
 
-        from rag.paper_map import PaperMap, compute_map
+        from rag.search import PaperMap, compute_map
 
         catalog = self.index.load().catalog
         generation = str(catalog.generation)
@@ -365,13 +364,13 @@ class App:
 
     def example_questions(self, limit: int = 4) -> list[str]:
         """Questions the loaded collection can answer, named after its own coined names and a
-        topic its titles share (rag.examples). Without an LLM each candidate is asked once and
+        topic its titles share (rag.answer.examples). Without an LLM each candidate is asked once and
         kept only if it does not abstain; the result is cached per index generation
         (`examples.json` in the index's cache folder). With an LLM the candidates are returned
         unchecked (checking would spend tokens)."""
         import json
 
-        from rag.examples import example_questions
+        from rag.answer import example_questions
 
         catalog = self.index.load().catalog
         sample = [p for _, p in islice(catalog.iter_papers(), 20000)]  # enough to find names and topics

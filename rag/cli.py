@@ -17,16 +17,14 @@ from typing import Any, TypeVar
 import click
 
 from rag import __version__
+from rag.answer import bibtex_entry
 from rag.app import App
-from rag.catalog import Filters
-from rag.cite import bibtex_entry
 from rag.errors import InputError, QuestionError, RagError
-from rag.ingest import IngestReport
-from rag.readers import FORMATS_HELP, ReadOptions
-from rag.retrieve import Mode
+from rag.papers import FORMATS_HELP, ReadOptions
 from rag.settings import Settings
+from rag.store import IngestReport
 from rag.text import TerminalStream, for_terminal, format_authors, join_sentences, plain, printable, printable_data
-from rag.types import ALPHABETICAL, Answer, Paper
+from rag.types import ALPHABETICAL, Answer, Filters, Mode, Paper
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -603,8 +601,7 @@ def evaluate(
 
     from tqdm import tqdm
 
-    from eval import report, runner
-    from eval.dataset import load_items
+    from rag.evaluation import load_items, report, runner
 
     app = _app()
     configs = [runner.parse_config(s) for s in config_specs] or [runner.Config("current")]

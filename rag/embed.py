@@ -6,7 +6,7 @@ model reads at most 256 word pieces; longer texts are embedded as overlapping wi
 mean-pooled vectors are averaged, so the tail of a long abstract still counts.
 `HashEmbedder` is a stand-in for benchmarks and tests only (`RAG_EMBEDDER=hash`): feature-hashed
 words, so it costs almost nothing and scale figures measure the pipeline, not the model.
-The OpenAI embedder lives in `rag.llm`, the only module that imports openai."""
+The OpenAI embedder lives in `rag.answer.llm`, the only module that imports openai."""
 
 from __future__ import annotations
 

@@ -24,9 +24,8 @@ from pydantic import AliasChoices, BaseModel, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from rag.errors import SettingsError
-from rag.index import SNAPSHOT_EVERY
 from rag.resources import asset_dir
-from rag.retrieve import Mode
+from rag.types import Mode
 
 PREFIX = "RAG_"
 
@@ -86,7 +85,7 @@ class IngestSettings(BaseModel):
         description="Papers per ingest batch: one log segment and one write to Chroma each.",
     )
     snapshot_every: int = Field(
-        default=SNAPSHOT_EVERY,
+        default=50,
         ge=0,
         description="Ingest publishes a snapshot of its cache for new machines once the log holds this many "
         "segments the newest snapshot lacks (0: never; `rag snapshot` publishes one now).",

@@ -1,7 +1,8 @@
 """The assistant as four tools for agents: `search_papers`, `ask`, `lookup_paper`, `bibtex`.
 
 Transport-neutral: each tool is a name, a description that says what it returns, a JSON Schema for
-its arguments, and a method of `PaperTools` that calls only the `rag.app.App` facade and returns
+its arguments, and a method of `PaperTools` that calls only the facade (`Facade`, which `rag.app.App`
+provides) and returns
 plain JSON data. `rag.mcp_server` serves them over MCP stdio (`rag mcp`), `ui.mcp_tools` as Gradio
 API endpoints that Gradio's own MCP server lists (`rag ui --mcp`), so both transports share one
 set of names, descriptions, checks and result shapes.
@@ -21,17 +22,35 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from rag.catalog import Filters
-from rag.cite import bibtex_entry
+from rag.answer import bibtex_entry
 from rag.errors import RagError
-from rag.retrieve import Mode
 from rag.text import clip, printable, printable_data
+from rag.types import Answer, Filters, Mode, Paper
 
 if TYPE_CHECKING:
-    from rag.app import App
-    from rag.types import Paper
+    from rag.search import SearchResult
+
+
+class Facade(Protocol):
+    """What the tools call: `rag.app.App` provides it (the tools never import the app, so the app
+    can hand its own tools to the LLM answerer)."""
+
+    def search(
+        self, query: str, k: int | None = None, filters: Filters = Filters(), mode: Mode | str | None = None
+    ) -> SearchResult: ...
+
+    def ask(self, question: str, filters: Filters = Filters(), k: int | None = None) -> Answer: ...
+
+    def lookup(self, query: str = "", filters: Filters = Filters(), limit: int = 50) -> list[Paper]: ...
+
+    def lookup_total(self, query: str = "", filters: Filters = Filters()) -> int: ...
+
+    def paper(self, paper_id: str) -> Paper | None: ...
+
+    def papers_matching(self, filters: Filters = Filters(), topic: str = "") -> tuple[list[Paper], int]: ...
+
 
 MAX_K = 50
 MAX_LIMIT = 200
@@ -279,7 +298,7 @@ def paper_json(paper: Paper) -> dict[str, Any]:
 class PaperTools:
     """The tools over one App. Methods return JSON-ready data and raise RagError on bad input."""
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: Facade) -> None:
         self.app = app
 
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any] | str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 # `Paper.authors_order` of a list sorted by name (by the source, or found so): the order carries
@@ -15,11 +16,11 @@ class Paper:
     """One paper: a copy as read from one source, or the merged view of all its copies.
 
     `id` is the source's own id (OpenReview id, DOI, arXiv id, an `id` field) when `own_id` is
-    true; otherwise an id derived from the content (`rag.identity`). `position` is the line a copy
+    true; otherwise an id derived from the content (`rag.papers.identity`). `position` is the line a copy
     starts on (for messages), `ordinal` its place among the file's records (for identity of
     id-less copies). `authors_order` is "" when the authors are in the order the source lists
     them, taken as the paper's, and ALPHABETICAL when the list is sorted by name (ICLR's lists
-    are; `rag.readers.authors`), so that nothing names a first author the data does not have."""
+    are; `rag.papers.readers.authors`), so that nothing names a first author the data does not have."""
 
     id: str
     abstract: str = ""
@@ -225,3 +226,28 @@ class Answer:
             "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
             "usage": self.usage,
         }
+
+
+class Mode(StrEnum):
+    """Which rankers a search uses."""
+
+    HYBRID = "hybrid"
+    DENSE = "dense"
+    KEYWORD = "keyword"
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Catalogue fields a search, a count or a list is restricted to (None: any)."""
+
+    venue: str | None = None
+    year: int | None = None
+    track: str | None = None
+    decision: str | None = None
+    author: str | None = None
+
+    def active(self) -> bool:
+        return any(v not in (None, "") for v in (self.venue, self.year, self.track, self.decision, self.author))
+
+    def public(self) -> dict[str, object]:
+        return {k: v for k, v in self.__dict__.items() if v not in (None, "")}

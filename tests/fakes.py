@@ -2,7 +2,7 @@
 
 - `FakeChatModel`: a ChatModel that replies from a queue, streamed word by word (with an
   optional split inside citation markers), recording every request. It implements the same
-  protocol as rag.llm.OpenAIChat; the real client is tested against tests/openai_server.py.
+  protocol as rag.answer.llm.OpenAIChat; the real client is tested against tests/openai_server.py.
 - `KeywordRetriever`: ranks a fixed list of papers by shared words with the query, honouring
   filters through the real Catalog; returns real Hit objects.
 - `corpus()`: a few papers written for these tests, with names, numbers and catalogue fields."""
@@ -14,22 +14,22 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from rag.answer import AnswerPipeline, LLMAnswerer
-from rag.catalog import Catalog, Filters
-from rag.catalogue import CatalogueAnswerer
-from rag.chatmodel import Message, ToolCall, Usage
-from rag.cite import SupportChecker
-from rag.compose import ExtractiveAnswerer
+from rag.answer.catalogue import CatalogueAnswerer
+from rag.answer.chatmodel import Message, ToolCall, Usage
+from rag.answer.cite import SupportChecker
+from rag.answer.compose import ExtractiveAnswerer
+from rag.answer.logistic import LogisticModel
+from rag.answer.pipeline import AnswerPipeline, LLMAnswerer
+from rag.answer.relevance import RELEVANCE_MODEL as RELEVANCE
+from rag.answer.relevance import Relevance
+from rag.answer.route import Router
+from rag.answer.sentences import SENTENCE_MODEL as SENTENCES
+from rag.answer.sentences import SentenceScorer
 from rag.embed import HashEmbedder
-from rag.keyword import TOKENIZE
-from rag.logistic import LogisticModel
-from rag.relevance import MODEL_FILE as RELEVANCE
-from rag.relevance import Relevance
-from rag.retrieve import SearchResult
-from rag.route import Router
-from rag.sentences import MODEL_FILE as SENTENCES
-from rag.sentences import SentenceScorer
-from rag.types import Hit, Paper
+from rag.search.retrieve import SearchResult
+from rag.store.catalog import Catalog
+from rag.store.keyword import TOKENIZE
+from rag.types import Filters, Hit, Paper
 
 
 @dataclass

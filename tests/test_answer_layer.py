@@ -8,15 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rag.answer.catalogue import count_text
+from rag.answer.query import read
+from rag.answer.relevance import FEATURES, LogisticModel
+from rag.answer.route import Intent, Router, asked_field
+from rag.answer.sentences import ASKS, ROLES
 from rag.app import App
-from rag.catalog import Filters
-from rag.catalogue import count_text
-from rag.keyword import TOKENIZE
-from rag.query import read
-from rag.relevance import FEATURES, LogisticModel
-from rag.route import Intent, Router, asked_field
-from rag.sentences import ASKS, ROLES
-from rag.types import Paper
+from rag.store.keyword import TOKENIZE
+from rag.types import Filters, Paper
 from tests.fakes import corpus, pipeline
 
 

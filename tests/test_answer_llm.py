@@ -428,7 +428,7 @@ def test_a_huge_abstract_cannot_slow_an_answer(tmp_path: Path, server: FakeOpenA
     answer = app.pipeline.answer("What accuracy does MegaNet reach on LongBench?")
     assert time.monotonic() - start < 10.0
     prompt = server.chat_requests()[0]["messages"][1]["content"]
-    from rag.chunk import count_tokens
+    from rag.tokens import count_tokens
 
     assert count_tokens(prompt) < 1500 + 200 and "TinyNet" in prompt  # the small source kept its share
     assert answer.claims[0].supported and "77.7%" in answer.claims[0].quote

@@ -11,15 +11,9 @@ from collections import deque
 
 import pytest
 
-from rag.answer import ABSTAIN_SENTINEL, LLMAnswerer
-from rag.chat import ChatSession
-from rag.cite import (
-    StreamRenumberer,
-    SupportChecker,
-    parse_claims,
-    renumber,
-    strip_invalid,
-)
+from rag.answer.chat import ChatSession
+from rag.answer.cite import StreamRenumberer, SupportChecker, parse_claims, renumber, strip_invalid
+from rag.answer.pipeline import ABSTAIN_SENTINEL, LLMAnswerer
 from rag.embed import HashEmbedder
 from rag.errors import LLMError
 from rag.types import Claim, Hit, Paper
@@ -228,6 +222,6 @@ def test_sources_share_the_token_budget_fairly() -> None:
     start = time.perf_counter()
     block = answerer.sources_block([Hit(huge, 1.0), Hit(small, 1.0)])
     assert time.perf_counter() - start < 2.0
-    from rag.chunk import count_tokens
+    from rag.tokens import count_tokens
 
     assert count_tokens(block) <= 1200 and small.abstract in block and '<source id="2">' in block

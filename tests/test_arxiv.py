@@ -6,7 +6,7 @@ import json
 from datetime import date
 from pathlib import Path
 
-from rag.readers import Reading, ReadOptions, detect_format
+from rag.papers.readers import Reading, ReadOptions, detect_format
 from tests.conftest import DATA, HASH, hash_app, run_rag
 
 SNAPSHOT = DATA / "arxiv-snapshot.jsonl"

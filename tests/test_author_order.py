@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rag.cite import bibtex_entry, bibtex_key
-from rag.readers import Reading
+from rag.answer.cite import bibtex_entry, bibtex_key
+from rag.papers.readers import Reading
 from rag.types import ALPHABETICAL, Paper
 from tests.conftest import HASH, run_rag, shared_data_or_skip
 

@@ -1,4 +1,5 @@
-from rag.chunk import Chunker, count_tokens
+from rag.papers.chunk import Chunker
+from rag.tokens import count_tokens
 from rag.types import ChunkId, Paper
 
 

@@ -69,7 +69,7 @@ def test_two_ingests_into_one_folder_both_land(tmp_path: Path, two_lists: tuple[
 
 
 def test_a_second_writer_waits_for_the_lock_and_says_so(tmp_path: Path) -> None:
-    from rag.index import WriteLock
+    from rag.store.index import WriteLock
 
     home = tmp_path / "home"
     lock = WriteLock(home / "write.lock")

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from eval import metrics as m
-from eval.dataset import load_items
-from eval.results import ItemResult
-from eval.runner import parse_config
 from rag.app import App
 from rag.errors import SettingsError
+from rag.evaluation import metrics as m
+from rag.evaluation.dataset import load_items
+from rag.evaluation.results import ItemResult
+from rag.evaluation.runner import parse_config
 from tests.conftest import ROOT, run_rag
 
 DEV = ROOT / "eval" / "datasets" / "dev.jsonl"
@@ -184,7 +184,7 @@ def test_eval_run_writes_reports_and_json(sample_home: Path, tmp_path: Path) -> 
 
 def test_regression_guard_on_the_dev_set(sample_app: App) -> None:
     """CI fails when retrieval or abstention on the dev set falls below the floors above."""
-    from eval.runner import Config, run
+    from rag.evaluation.runner import Config, run
 
     catalog = sample_app.index.load().catalog
     items, errors = load_items(DEV, catalog)
@@ -202,7 +202,7 @@ def test_regression_guard_on_the_dev_set(sample_app: App) -> None:
 
 
 def test_report_lists_retrieval_misses_and_wrong_abstentions(tmp_path: Path) -> None:
-    from eval import report
+    from rag.evaluation import report
 
     rows = [
         ItemResult("miss", "factoid", "Where is it?", True, ["a"], answer="x", abstained=True, retrieved=["b"]),
@@ -238,7 +238,7 @@ def test_report_lists_retrieval_misses_and_wrong_abstentions(tmp_path: Path) -> 
 
 
 def test_gold_rules_name_every_matching_paper(tmp_path: Path) -> None:
-    from rag.catalog import Catalog
+    from rag.store.catalog import Catalog
     from tests.fakes import corpus
 
     catalog = Catalog.of(corpus())

@@ -1,11 +1,11 @@
-"""The fusion of the dense and keyword rankers and the names boost (rag.retrieve.fuse): pure
+"""The fusion of the dense and keyword rankers and the names boost (rag.search.retrieve.fuse): pure
 arithmetic on rankings, no index."""
 
 from __future__ import annotations
 
 import pytest
 
-from rag.retrieve import Fusion, Ranking, fuse
+from rag.search.retrieve import Fusion, Ranking, fuse
 
 
 def test_each_scored_ranker_is_scaled_to_its_own_range_then_weighed() -> None:

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from rag.readers import Reading, read_file, read_paths
+from rag.papers.readers import Reading, read_file, read_paths
 from tests.conftest import HASH, ROOT, consistent, free_port, hash_app, run_rag, wait_for_http
 
 

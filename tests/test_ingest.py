@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from rag.app import App
-from rag.catalog import Filters
 from rag.errors import NothingReadError
 from rag.settings import Settings
+from rag.types import Filters
 from tests.conftest import (
     DATA,
     HASH,
@@ -82,7 +82,7 @@ def test_a_file_read_whole_drops_the_copies_it_no_longer_holds(tmp_path: Path) -
     assert sorted(report.removed) == ["P2", "P3"] and report.unchanged == 2
     assert app.paper("P0") is not None
     # A shard reads part of a file, so it never stands for the whole: nothing is dropped.
-    from rag.readers import ReadOptions
+    from rag.papers.readers import ReadOptions
 
     shard = app.ingest([path], ReadOptions(shard=(0, 2)), progress=False)
     assert not shard.removed and consistent(app) == (2, 2)
@@ -597,7 +597,7 @@ def test_a_long_log_derived_on_a_fresh_cache_equals_the_writers_catalogue(tmp_pa
     before it: the derived catalogue must equal the writer's, row for row, and so must search."""
     import shutil
 
-    from rag.index import PARALLEL_KEYWORD_SEGMENTS
+    from rag.store.index import PARALLEL_KEYWORD_SEGMENTS
 
     home = tmp_path / "home"
     first = [

@@ -1,7 +1,7 @@
-"""The ingest plan (`rag.ingest_plan`) with plain values: no Chroma, no SQLite, no subprocess.
+"""The ingest plan (`rag.store.plan`) with plain values: no Chroma, no SQLite, no subprocess.
 
 The catalogue is a dict of copies (`Held`); every lookup the planner makes is derived from it the
-way `rag.catalog` derives it (the merged view of each paper's copies, the claims of its own
+way `rag.store.catalog` derives it (the merged view of each paper's copies, the claims of its own
 copies), and the inputs are gathered the way `Ingester._ingest_batch` gathers them (`plan`);
 `commit` applies a plan the way the catalogue does, and `settle` then runs `reconcile` over the
 keys the commit touched, as `Ingester._commit` does."""
@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 
-from rag.catalog import CopyRow
-from rag.identity import copy_digest, copy_key, derived_id, idless_keys, title_key
-from rag.ingest_plan import (
+from rag.papers.identity import copy_digest, copy_key, derived_id, idless_keys, title_key
+from rag.papers.merge import listed_claims, merge_papers
+from rag.store.catalog import CopyRow
+from rag.store.plan import (
     SAME_ABSTRACT,
     SAME_RECORD_AGAIN,
     BatchPlan,
@@ -23,7 +24,6 @@ from rag.ingest_plan import (
     plan_batch,
     reconcile,
 )
-from rag.merge import listed_claims, merge_papers
 from rag.types import Paper
 
 ABSTRACT = (

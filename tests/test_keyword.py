@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.keyword import K1, TOKENIZE, B, KeywordIndex, SegmentBuilder
+from rag.store.keyword import K1, TOKENIZE, B, KeywordIndex, SegmentBuilder
 
 DOCS = {
     1: "Sparse autoencoders find interpretable features in language models",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rag.catalog import Filters
+from rag.types import Filters
 from tests.conftest import hash_app, run_rag
 
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from rag.readers import Reading, detect_format, read_file, read_paths
-from rag.readers.records import split_authors
+from rag.papers.readers import Reading, detect_format, read_file, read_paths
+from rag.papers.readers.records import split_authors
 from tests.conftest import DATA, ROOT, SAMPLE
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rag.retrieve import name_words
+from rag.search.retrieve import name_words
 from tests.conftest import hash_app
 
 PAPERS = (

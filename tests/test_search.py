@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from rag.app import App
-from rag.catalog import Filters
 from rag.settings import Settings
+from rag.types import Filters
 from tests.conftest import run_rag
 
 CONTRACT = {"paper_id", "title", "label", "authors", "venue", "year", "track", "decision", "url", "abstract"}

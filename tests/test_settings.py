@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from rag.errors import SettingsError
-from rag.retrieve import Mode
 from rag.settings import GROUPS, Settings, known_variables
+from rag.types import Mode
 from tests.conftest import ROOT, run_rag
 
 # The variables the README, docs/deploy.md and the tests use: none may be renamed by the grouping.

@@ -1,4 +1,4 @@
-"""Snapshots of a derived cache (`rag.snapshot`): a new machine starts from the newest one and
+"""Snapshots of a derived cache (`rag.store.snapshot`): a new machine starts from the newest one and
 applies only the log segments written after it, and ends with the catalogue and the keyword index
 it would have derived from the whole log. A snapshot that is damaged, unsafe or of another
 version is never used: the machine derives from the log instead."""
@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from rag.app import App
-from rag.catalog import Catalog
-from rag.index import PARALLEL_KEYWORD_SEGMENTS
-from rag.snapshot import newest
+from rag.store.catalog import Catalog
+from rag.store.index import PARALLEL_KEYWORD_SEGMENTS
+from rag.store.snapshot import newest
 from tests.conftest import HASH, catalogue_rows, consistent, hash_app, run_rag
 
 
@@ -99,7 +99,7 @@ def test_a_damaged_snapshot_is_abandoned_for_the_log(tmp_path: Path, caplog: pyt
     part = manifest.files[0]["parts"][0][0]  # the catalogue's first page, header included
     store.write_snapshot_parts(manifest.id, [(part, base64.b64encode(zlib.compress(b"not a database")).decode())])
     reader = _fresh_machine(home, tmp_path, "reader")
-    with caplog.at_level(logging.WARNING, logger="rag.index"):
+    with caplog.at_level(logging.WARNING, logger="rag.store.index"):
         hits = reader.search("Zor7", k=1, mode="keyword").hits
     assert reader.index.restored is None
     assert any(
@@ -133,7 +133,7 @@ def test_a_snapshot_naming_files_outside_the_cache_is_refused(tmp_path: Path) ->
 def test_a_keyword_manifest_naming_files_outside_the_snapshot_moves_nothing(tmp_path: Path) -> None:
     """The keyword manifest inside a snapshot names the segments to move into the cache: a name
     that climbs out of the download must not bring a file in from elsewhere."""
-    from rag.snapshot import _pack
+    from rag.store.snapshot import _pack
 
     writer, good, body = _published(tmp_path)
     store = writer.index.store

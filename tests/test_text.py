@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import re
 
-from rag.readers import read_paths
+from rag.papers.naming import cited_names, derive_label, introduced_name
+from rag.papers.readers import read_paths
 from rag.text import (
-    cited_names,
-    derive_label,
     end_sentence,
     for_terminal,
     format_authors,
-    introduced_name,
     join_sentences,
     names_in,
     plain,
@@ -122,7 +120,7 @@ def test_a_name_may_open_with_digits() -> None:
 
 def test_bibtex_entries_carry_no_control_sequences_in_key_or_fields() -> None:
     """The UI and MCP hand BibTeX out without the CLI's printing, so the entry itself is inert."""
-    from rag.cite import bibtex_entry
+    from rag.answer.cite import bibtex_entry
     from rag.types import Paper
 
     paper = Paper(

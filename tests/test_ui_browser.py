@@ -412,8 +412,8 @@ def test_lookup_ranks_by_relevance_and_a_click_opens_the_paper(browser: Any, sam
     from playwright.sync_api import expect
 
     from rag.app import App
-    from rag.catalog import Filters
     from rag.settings import Settings
+    from rag.types import Filters
 
     expected = [p.id for p in App(Settings(home=sample_home)).lookup("sparse autoencoders", Filters(), limit=200)]
     with open_page(browser, sample_ui) as rec:

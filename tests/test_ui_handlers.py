@@ -12,10 +12,9 @@ import numpy as np
 import pytest
 
 from rag.app import App
-from rag.catalog import Filters
-from rag.paper_map import PaperMap, compute_map
+from rag.search.paper_map import PaperMap, compute_map
 from rag.settings import Settings
-from rag.types import Answer, Citation, Paper
+from rag.types import Answer, Citation, Filters, Paper
 from tests.openai_server import FakeOpenAI
 from ui.app import ANY, Conversation, Handlers
 from ui.render import abstract_html, answer_html, conversation_markdown, lookup_html, paper_html, streaming_html
@@ -414,7 +413,7 @@ def test_related_papers_are_listed_once(sample_app: App) -> None:
     import html
     import json
 
-    from rag.compose import name_of
+    from rag.answer.compose import name_of
 
     dataset = Path(__file__).resolve().parent.parent / "eval" / "datasets" / "dev.jsonl"
     questions = [json.loads(line)["question"] for line in dataset.read_text().splitlines() if line.strip()]

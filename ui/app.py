@@ -28,12 +28,11 @@ from typing import Any
 import gradio as gr
 from starlette.middleware import Middleware
 
+from rag.answer import ChatSession
 from rag.app import App
-from rag.catalog import Filters
-from rag.chat import ChatSession
 from rag.errors import RagError
 from rag.text import plain
-from rag.types import Answer
+from rag.types import Answer, Filters
 from ui import scripts
 from ui.access import Access, check_exposure, guarded, outermost_lifespan, password_check
 from ui.render import (

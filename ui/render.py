@@ -9,12 +9,9 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from rag.catalog import Filters
-from rag.catalogue import describe
-from rag.cite import bibtex_entry
-from rag.compose import name_of
+from rag.answer import bibtex_entry, describe, name_of
 from rag.text import format_authors, normalise, plain, split_sentences
-from rag.types import Answer, Citation, Paper
+from rag.types import Answer, Citation, Filters, Paper
 from ui.safe import escape, inline_html, markdown_export, markdown_html, one_block, safe_url
 
 NO_SOURCES = one_block(
@@ -331,7 +328,7 @@ def conversation_markdown(turns: Iterable[tuple[str, Answer, Filters]]) -> str:
     citation numbers renumbered across the conversation, then one numbered reference list. What
     came from papers, the model or the user goes through `markdown_export`: the file is opened
     in terminals, editors and Markdown viewers, outside the page's protections."""
-    from rag.cite import MARKER, parse_numbers
+    from rag.answer import MARKER, parse_numbers
 
     numbers: dict[str, int] = {}
     papers: list[Paper] = []

@@ -30,7 +30,7 @@ from typing import Any
 import nh3
 from markdown_it import MarkdownIt
 
-from rag.cite import MARKER, parse_numbers
+from rag.answer import MARKER, parse_numbers
 from rag.text import printable
 
 # KaTeX delimiters the UI components are configured with; the renderer emits only these.

@@ -21,9 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from eval.dataset import load_items
-from eval.metrics import percentile
 from rag.app import App
+from rag.evaluation import load_items, percentile
 from rag.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from eval.bench.scale import synth
-from rag.catalog import Catalog
-from rag.identity import copies_digest
+from rag.papers import copies_digest
+from rag.store import Catalog
 from rag.types import Paper
 
 

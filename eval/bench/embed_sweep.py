@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from rag.embed import EmbedPool, LocalEmbedder
-from rag.readers import read_paths
+from rag.papers import read_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -19,10 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from eval.dataset import load_items
 from eval.heldout import SOURCES, item_split, raw_records
-from eval.metrics import mean, ndcg_at_k, recall_at_k
-from eval.splits import SPLITS
+from rag.evaluation import SPLITS, load_items, mean, ndcg_at_k, recall_at_k
 
 DEPTH = 50  # the retriever's candidates per ranker (RAG_CANDIDATES)
 Run = dict[str, Any]  # {"gold": [...], "split": str, "set": str, "rankings": {name: [[pid, score], ...]}}
@@ -31,8 +29,8 @@ Run = dict[str, Any]  # {"gold": [...], "split": str, "set": str, "rankings": {n
 def collect(index: str, home: Path) -> list[Run]:
     os.environ["RAG_HOME"] = str(home)
     from rag.app import App
-    from rag.retrieve import Mode
     from rag.settings import Settings
+    from rag.types import Mode
 
     app = App(Settings())
     loaded = app.index.load()
@@ -102,9 +100,9 @@ def convex(alpha: float, boosts: dict[str, float], k: float, norm: str = "max") 
 
 
 def library(dense: float, names: float) -> Fusion:
-    """The retriever's own fusion (rag.retrieve.fuse) over the cached rankings."""
-    from rag.retrieve import Fusion as Weights
-    from rag.retrieve import Ranking, fuse
+    """The retriever's own fusion (rag.search.retrieve.fuse) over the cached rankings."""
+    from rag.search import Fusion as Weights
+    from rag.search import Ranking, fuse
 
     def run(rankings: dict[str, list[list[Any]]]) -> list[str]:
         built = [
@@ -198,7 +196,7 @@ def main() -> None:
     splits = [s for s in SPLITS if args.test or s != "test"]
     results = [evaluate(f"{name} alone", single(name), runs, splits) for name in ("dense", "keyword")]
     results.append(evaluate("rrf of six rankers (before)", rrf(CURRENT, 5), runs, splits))
-    results.append(evaluate("chosen: rag.retrieve.fuse", library(0.35, 0.2), runs, splits))
+    results.append(evaluate("chosen: rag.search.retrieve.fuse", library(0.35, 0.2), runs, splits))
     results.append(evaluate("chosen without names", library(0.35, 0.0), runs, splits))
     for left in CURRENT:
         results.append(evaluate(f"rrf without {left}", rrf({**CURRENT, left: 0.0}, 5), runs, splits))

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from rag.app import App
-from rag.readers import Reading, ReadOptions
+from rag.papers import Reading, ReadOptions
 from rag.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,7 +25,7 @@ def measure(name: str, paths: list[Path], home: Path, venue: str = "", year: int
     options = ReadOptions(venue=venue, year=year)
     papers = list(Reading(paths, options))
     # The texts ingest will embed: one per chunk of each distinct paper (title-only papers: the title).
-    from rag.merge import merge_papers
+    from rag.papers import merge_papers
 
     texts = []
     seen: set[str] = set()

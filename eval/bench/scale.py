@@ -221,10 +221,10 @@ class ChromaServer:
 
 # -- in-process search latency (runs in a child: `scale inproc`) ----------------------------------
 def inproc(home: str, queries_file: str) -> None:
-    from eval.metrics import percentile
     from rag.app import App
-    from rag.catalog import Filters
+    from rag.evaluation import percentile
     from rag.settings import Settings
+    from rag.types import Filters
 
     spec = json.loads(Path(queries_file).read_text())
     app = App(Settings(home=Path(home)))

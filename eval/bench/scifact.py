@@ -12,9 +12,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from eval.dataset import load_items
-from eval.metrics import mean, ndcg_at_k, percentile, recall_at_k
 from rag.app import App
+from rag.evaluation import load_items, mean, ndcg_at_k, percentile, recall_at_k
 from rag.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,10 +15,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from eval.metrics import percentile
 from rag.app import App
-from rag.catalog import Filters
+from rag.evaluation import percentile
 from rag.settings import Settings
+from rag.types import Filters
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.dataset import load_items
 from eval.heldout import SOURCES, item_split, raw_records
+from rag.evaluation import load_items
 
 THRESHOLDS = tuple(round(t, 2) for t in np.arange(0.05, 0.96, 0.05))
 

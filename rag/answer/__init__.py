@@ -1,0 +1,110 @@
+"""Answers: reading a question, routing it, the relevance models, the extractive composer, the
+catalogue's answers, the LLM answerer and its tools, citations checked, and multi-turn chat.
+
+Other parts import from here, never from the modules inside; names load on first use, so
+importing the package costs nothing until a name is needed (`rag --help` imports no model,
+no Chroma)."""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rag.answer.catalogue import CatalogueAnswerer, describe, matching
+    from rag.answer.chat import ChatSession
+    from rag.answer.chatmodel import ChatModel, Usage
+    from rag.answer.cite import MARKER, SupportChecker, bibtex_entry, parse_numbers
+    from rag.answer.compose import ExtractiveAnswerer, name_of
+    from rag.answer.evidence import source_sentences
+    from rag.answer.examples import example_questions
+    from rag.answer.llm import OpenAIChat, OpenAIEmbedder
+    from rag.answer.logistic import LogisticModel
+    from rag.answer.pipeline import AnswerPipeline, LLMAnswerer, Verifier
+    from rag.answer.prompts import load
+    from rag.answer.query import read
+    from rag.answer.relevance import FEATURES, QUESTION_FEATURES, RELEVANCE_MODEL, Relevance, idf
+    from rag.answer.route import ROUTER_MODEL, Intent, Router, route_features
+    from rag.answer.sentences import SENTENCE_FEATURES, SENTENCE_MODEL, SentenceScorer
+
+_WHERE = {
+    "AnswerPipeline": "rag.answer.pipeline",
+    "CatalogueAnswerer": "rag.answer.catalogue",
+    "ChatModel": "rag.answer.chatmodel",
+    "ChatSession": "rag.answer.chat",
+    "ExtractiveAnswerer": "rag.answer.compose",
+    "FEATURES": "rag.answer.relevance",
+    "Intent": "rag.answer.route",
+    "LLMAnswerer": "rag.answer.pipeline",
+    "LogisticModel": "rag.answer.logistic",
+    "MARKER": "rag.answer.cite",
+    "OpenAIChat": "rag.answer.llm",
+    "OpenAIEmbedder": "rag.answer.llm",
+    "QUESTION_FEATURES": "rag.answer.relevance",
+    "RELEVANCE_MODEL": "rag.answer.relevance",
+    "ROUTER_MODEL": "rag.answer.route",
+    "Relevance": "rag.answer.relevance",
+    "Router": "rag.answer.route",
+    "SENTENCE_FEATURES": "rag.answer.sentences",
+    "SENTENCE_MODEL": "rag.answer.sentences",
+    "SentenceScorer": "rag.answer.sentences",
+    "SupportChecker": "rag.answer.cite",
+    "Usage": "rag.answer.chatmodel",
+    "Verifier": "rag.answer.pipeline",
+    "bibtex_entry": "rag.answer.cite",
+    "describe": "rag.answer.catalogue",
+    "example_questions": "rag.answer.examples",
+    "idf": "rag.answer.relevance",
+    "load": "rag.answer.prompts",
+    "matching": "rag.answer.catalogue",
+    "name_of": "rag.answer.compose",
+    "parse_numbers": "rag.answer.cite",
+    "read": "rag.answer.query",
+    "route_features": "rag.answer.route",
+    "source_sentences": "rag.answer.evidence",
+}
+__all__ = [
+    "AnswerPipeline",
+    "CatalogueAnswerer",
+    "ChatModel",
+    "ChatSession",
+    "ExtractiveAnswerer",
+    "FEATURES",
+    "Intent",
+    "LLMAnswerer",
+    "LogisticModel",
+    "MARKER",
+    "OpenAIChat",
+    "OpenAIEmbedder",
+    "QUESTION_FEATURES",
+    "RELEVANCE_MODEL",
+    "ROUTER_MODEL",
+    "Relevance",
+    "Router",
+    "SENTENCE_FEATURES",
+    "SENTENCE_MODEL",
+    "SentenceScorer",
+    "SupportChecker",
+    "Usage",
+    "Verifier",
+    "bibtex_entry",
+    "describe",
+    "example_questions",
+    "idf",
+    "load",
+    "matching",
+    "name_of",
+    "parse_numbers",
+    "read",
+    "route_features",
+    "source_sentences",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value

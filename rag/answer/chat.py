@@ -1,0 +1,92 @@
+"""Multi-turn chat: a history window, follow-up questions rewritten into standalone queries, and
+citations kept per turn (each turn owns its Answer; numbers never leak across turns).
+
+A question is condensed with its history only when it refers back (`Query.refers_back`: "it",
+"its authors", "that paper", or no subject of its own: "How much better?"); a self-contained new
+question is searched as asked, so "Which papers use graph neural networks?" after a question about
+one paper is not turned into a search for that paper. Rewriting: with an LLM, the `condense`
+prompt; without one, the query carries the previous turn's subject (the titles of the papers the
+previous answer cited, else retrieved). The previous answer's papers are also handed to the
+pipeline as the conversation's context, so "Who are its authors?" is answered from the catalogue."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from rag.answer.chatmodel import ChatModel, Usage
+from rag.answer.pipeline import AnswerPipeline, OnToken
+from rag.answer.prompts import load
+from rag.store import Catalog
+from rag.types import Answer, Filters, Paper
+
+
+@dataclass
+class Turn:
+    question: str
+    answer: Answer
+
+
+def subject_papers(answer: Answer) -> list[Paper]:
+    """What a turn was about: the papers it cited, else the papers it listed as related, else the
+    best retrieved one."""
+    return [c.paper for c in answer.citations] or list(answer.related) or [h.paper for h in answer.sources[:1]]
+
+
+def heuristic_condense(question: str, history: list[Turn]) -> str:
+    """The question with the previous turn's subject: the titles of the papers it was about."""
+    subject = [p.title or p.label for p in subject_papers(history[-1].answer)[:2]]
+    carried = [s for s in dict.fromkeys(subject) if s and s.lower() not in question.lower()]
+    return f"{question} ({'; '.join(carried)})" if carried else question
+
+
+@dataclass
+class ChatSession:
+    pipeline: AnswerPipeline
+    catalog: Catalog
+    model: ChatModel | None = None
+    max_turns: int = 4
+    turns: list[Turn] = field(default_factory=list)
+
+    def condense(self, question: str, usage: Usage) -> str:
+        history = self.turns[-self.max_turns :] if self.max_turns else []
+        if not history:
+            return question
+        if self.model is None:
+            return heuristic_condense(question, history)
+        prompt = load("condense", frozenset({"history", "question"}))
+        lines = []
+        for turn in history:
+            lines.append(f"User: {turn.question}")
+            cited = "; ".join(c.paper.display_title for c in turn.answer.citations)
+            lines.append(f"Assistant: {turn.answer.text[:600]}" + (f" (cited: {cited})" if cited else ""))
+        rewritten = (
+            self.model.complete(
+                [{"role": "user", "content": prompt.render(history="\n".join(lines), question=question)}],
+                usage,
+                max_tokens=120,
+            )
+            .strip()
+            .strip('"')
+        )
+        return rewritten or question
+
+    def ask(
+        self, question: str, filters: Filters = Filters(), k: int | None = None, on_token: OnToken | None = None
+    ) -> Answer:
+        question = self.pipeline.validate(question)
+        usage = Usage()
+        q = self.pipeline.read(question)
+        follows = bool(self.turns and self.max_turns and q.refers_back)
+        query = self.condense(question, usage) if follows else question
+        context = subject_papers(self.turns[-1].answer) if follows else []
+        answer = self.pipeline.answer(
+            question, query=query, filters=filters, k=k, on_token=on_token, context=context, q=q
+        )
+        if usage.calls:
+            for key, value in usage.public().items():
+                answer.usage[key] = answer.usage.get(key, 0) + value
+        self.turns.append(Turn(question, answer))
+        return answer
+
+    def reset(self) -> None:
+        self.turns.clear()

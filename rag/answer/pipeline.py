@@ -1,0 +1,482 @@
+"""Question -> sources -> answer -> checked, renumbered citations. Deciding is kept apart from
+writing, and each is done by what does it best.
+
+Offline (no LLM, the default):
+1. read the question once (rag.answer.query): filters, authors, topic;
+2. a classifier (rag.answer.route) sends catalogue questions (counts, lists by venue/author/decision, a
+   paper's authors or decision) to rag.answer.catalogue; everything else is a content question;
+3. search (rag.search.retrieve), then one calibrated relevance model (rag.answer.relevance) gives each found
+   paper the probability that it answers; below `abstain` for all of them, the answer is "the
+   collection does not say"; papers below `keep` are left out;
+4. the kept papers lead in the search's order, each with the sentences that answer this question
+   (rag.answer.sentences, rag.answer.compose).
+
+With an LLM: search, then the model reads the numbered sources and decides for itself, abstaining
+with a sentinel when they do not answer. No rule stands between the search and the model beyond
+"nothing found". It may call tools (OpenAI function calling: search, look up, count and list by
+filter: rag.tools) to answer catalogue questions or search again; an endpoint without tool support
+gets the sources alone.
+
+Both end in the same checks: citations to numbers that were not sources are dropped, every
+claim is checked against what it cites (rag.answer.cite), and citations are renumbered [1], [2], … in
+order of appearance (while streaming, too)."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from rag.answer.catalogue import CatalogueAnswerer, CatalogueDraft
+from rag.answer.chatmodel import ChatModel, Message, ToolCall, ToolsUnsupported, Usage
+from rag.answer.cite import StreamRenumberer, SupportChecker, citations_for, parse_claims, renumber, strip_invalid
+from rag.answer.compose import Draft, ExtractiveAnswerer, also_relevant_line, name_of
+from rag.answer.evidence import MAX_SOURCE_CHARS
+from rag.answer.prompts import load
+from rag.answer.query import Query, read
+from rag.answer.relevance import Assessment, Relevance
+from rag.answer.route import Intent, Router
+from rag.errors import LLMError, QuestionError, RagError
+from rag.search import Retriever
+from rag.store import Catalog
+from rag.text import end_sentence, format_authors
+from rag.tokens import count_tokens, encoding
+from rag.types import Answer, Claim, Filters, Hit, Paper
+
+OnToken = Callable[[str], None]
+ABSTAIN_SENTINEL = "INSUFFICIENT_EVIDENCE"
+ABSTAIN_TEXT = "The collection does not say: none of the retrieved abstracts answers this question."
+NO_MATCH_TEXT = "Nothing found: no paper in the collection matches this question and these filters."
+MAX_TOOL_ROUNDS = 4
+# A question that asks for papers in the plural ("Which papers use …", "What approaches …") reads
+# `list_k` papers instead of k, so a list can be longer than a single answer's sources.
+MANY = re.compile(r"\b(?:papers|works|studies|approaches|methods|datasets|benchmarks|techniques)\b", re.I)
+
+
+class Verifier:
+    """Optional second pass: the LLM judges each cited claim against its quote."""
+
+    def __init__(self, model: ChatModel) -> None:
+        self.model = model
+        self.prompt = load("verify", frozenset({"source", "claim"}))
+
+    def verify(self, claim: Claim, usage: Usage) -> None:
+        if not claim.supported or not claim.quote or claim.field:
+            return
+        reply = self.model.complete(
+            [{"role": "user", "content": self.prompt.render(source=claim.quote, claim=claim.text)}], usage, max_tokens=5
+        )
+        if "UNSUPPORTED" in reply.upper():
+            claim.supported, claim.reason = False, "the LLM verifier found no support"
+
+
+class ToolBox(Protocol):
+    """What the LLM may call: tool specifications in OpenAI's function format, and their execution
+    (JSON-ready results; papers carry an `id`)."""
+
+    def specs(self) -> list[dict[str, Any]]: ...
+
+    def run(self, name: str, arguments: dict[str, Any]) -> dict[str, Any] | str: ...
+
+    def paper(self, paper_id: str) -> Paper | None: ...
+
+
+@dataclass
+class Sources:
+    """The numbered sources of one LLM answer: the retrieved papers first, then papers the model's
+    tool calls returned (numbered on first sight), so it can cite them too."""
+
+    hits: list[Hit]
+    numbers: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.numbers = {h.paper.id: n for n, h in enumerate(self.hits, start=1)}
+
+    def number(self, paper: Paper) -> int:
+        if paper.id not in self.numbers:
+            self.hits.append(Hit(paper, 0.0))
+            self.numbers[paper.id] = len(self.hits)
+        return self.numbers[paper.id]
+
+
+class LLMAnswerer:
+    mode = "llm"
+
+    def __init__(
+        self,
+        model: ChatModel,
+        context_tokens: int,
+        tools: ToolBox | None = None,
+        max_sentences: int = 6,
+        min_source_tokens: int = 120,
+    ) -> None:
+        self.model = model
+        self.context_tokens = context_tokens
+        self.tools = tools
+        self.tools_refused = False  # the endpoint refused tools once: not offered again
+        self.max_sentences = max_sentences
+        self.min_source_tokens = min_source_tokens
+        self.system = load("answer_system", frozenset({"abstain_sentinel", "max_sentences"}))
+        self.user = load("answer_user", frozenset({"sources", "question"}))
+
+    def sources_block(self, hits: list[Hit]) -> str:
+        """Numbered, fenced sources within the token budget, each source held to its fair share
+        (the budget over the number of sources, more when others are shorter), so one huge
+        abstract can neither crowd out the others nor slow the answer: text is cut by characters
+        before tiktoken ever sees it. A source cannot close its own fence: any `<source`/`</source`
+        inside an abstract is defused."""
+        heads, bodies = [], []
+        for n, hit in enumerate(hits, start=1):
+            p = hit.paper
+            authors = format_authors(p.authors, p.authors_truncated, 12, alphabetical=p.alphabetical) or "unknown"
+            heads.append(
+                f'<source id="{n}">\nTitle: {name_of(p)}\nAuthors: {authors}\n'
+                f"Venue: {p.venue} {p.year or ''}\nDecision: {p.decision or 'unknown'}\nAbstract: "
+            )
+            bodies.append(_defuse(p.abstract[:MAX_SOURCE_CHARS] or "(none: the collection has only the title)"))
+        enc = encoding()
+        tokens = [enc.encode(b, disallowed_special=()) for b in bodies]
+        budget = self.context_tokens - sum(count_tokens(h) + 8 for h in heads)
+        shares = _fair_shares([len(t) for t in tokens], max(budget, 0))
+        blocks = []
+        for head, body, toks, share in zip(heads, bodies, tokens, shares):
+            if share < min(self.min_source_tokens, len(toks)):
+                continue
+            text = body if len(toks) <= share else enc.decode(toks[:share]) + " …"
+            blocks.append(f"{head}{text}\n</source>")
+        return "\n\n".join(blocks)
+
+    def messages(self, question: str, hits: list[Hit]) -> list[Message]:
+        return [
+            {
+                "role": "system",
+                "content": self.system.render(abstain_sentinel=ABSTAIN_SENTINEL, max_sentences=self.max_sentences),
+            },
+            {"role": "user", "content": self.user.render(sources=self.sources_block(hits), question=question)},
+        ]
+
+    def generate(self, question: str, sources: Sources, usage: Usage, on_token: OnToken | None) -> Draft:
+        """The model's answer. Tool rounds first (their results are appended as tool messages and
+        the papers in them numbered as sources); the text of the last round is the answer,
+        streamed with the final numbering."""
+        messages = self.messages(question, list(sources.hits))
+        offer = self.tools is not None and not self.tools_refused
+        for _ in range(MAX_TOOL_ROUNDS):
+            specs = self.tools.specs() if offer and self.tools is not None else []
+            try:
+                text, calls, streamed = self._turn(messages, specs, sources, usage, on_token)
+            except ToolsUnsupported:
+                self.tools_refused, offer = True, False
+                text, calls, streamed = self._turn(messages, [], sources, usage, on_token)
+            if not calls:
+                if not text.strip():
+                    raise LLMError("the LLM endpoint returned an empty answer: check RAG_LLM_MODEL and the server")
+                return Draft(text, [], kind="streamed" if streamed else "")
+            messages.append({"role": "assistant", "content": text or None, "tool_calls": [c.message() for c in calls]})
+            for call in calls:
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": self._run(call, sources)})
+        # the model kept calling tools: ask once more without them, for the answer
+        text, _, streamed = self._turn(messages, [], sources, usage, on_token)
+        return Draft(text, [], kind="streamed" if streamed else "")
+
+    def _turn(
+        self,
+        messages: list[Message],
+        specs: list[dict[str, Any]],
+        sources: Sources,
+        usage: Usage,
+        on_token: OnToken | None,
+    ) -> tuple[str, list[ToolCall], bool]:
+        pieces: list[str] = []
+        calls: list[ToolCall] = []
+        live: StreamRenumberer | None = None
+        emitted, opening = False, ""
+        events = self.model.stream_turn(messages, specs, usage) if specs else self.model.stream(messages, usage)
+        for piece in events:
+            if isinstance(piece, ToolCall):
+                calls.append(piece)
+                continue
+            pieces.append(piece)
+            if not on_token:
+                continue
+            if not emitted:  # hold the opening until it cannot be the abstain sentinel or a tool round
+                opening += piece
+                stripped = opening.lstrip()
+                if ABSTAIN_SENTINEL.startswith(stripped) or stripped.startswith(ABSTAIN_SENTINEL):
+                    continue
+                if specs and len(stripped) < 40:
+                    continue
+                emitted, piece = True, opening
+                live = StreamRenumberer(set(range(1, len(sources.hits) + 1)))
+            assert live is not None
+            out = live.feed(piece)
+            if out:
+                on_token(out)
+        if calls:
+            return "".join(pieces), calls, False
+        if on_token and not emitted and opening.strip() and not opening.lstrip().startswith(ABSTAIN_SENTINEL):
+            live = StreamRenumberer(set(range(1, len(sources.hits) + 1)))  # a short answer held back whole
+            out = live.feed(opening)
+            if out:
+                on_token(out)
+            emitted = True
+        if emitted and on_token and live is not None:
+            rest = live.flush()
+            if rest:
+                on_token(rest)
+        return "".join(pieces), [], emitted
+
+    def _run(self, call: ToolCall, sources: Sources) -> str:
+        """A tool's result as JSON for the model, each paper given the source number to cite it by;
+        a bad call comes back as an error the model can read and fix."""
+        assert self.tools is not None
+        try:
+            arguments = json.loads(call.arguments or "{}")
+            if not isinstance(arguments, dict):
+                raise ValueError("arguments must be a JSON object")
+            result = self.tools.run(call.name, arguments)
+        except (ValueError, RagError) as err:
+            return json.dumps({"error": str(err)[:500]})
+        if isinstance(result, dict):
+            for entry in result.get("papers", []):
+                paper = self.tools.paper(str(entry.get("paper_id", "")))
+                if paper is not None:
+                    entry["cite_as"] = f"[{sources.number(paper)}]"
+        return json.dumps(result, ensure_ascii=False, default=str)
+
+
+def _defuse(text: str) -> str:
+    return re.sub(r"</?\s*source", "‹source", text, flags=re.I)
+
+
+def _fair_shares(sizes: Sequence[int], budget: int) -> list[int]:
+    """Water-filling: each item gets min(its size, an equal share of what the smaller ones leave)."""
+    shares = [0] * len(sizes)
+    left, todo = budget, sorted(range(len(sizes)), key=lambda i: sizes[i])
+    for position, i in enumerate(todo):
+        fair = left // max(len(todo) - position, 1)
+        shares[i] = min(sizes[i], fair)
+        left -= shares[i]
+    return shares
+
+
+def merge_filters(explicit: Filters, q: Query) -> Filters:
+    """Filters given by the caller win; the question's own fill the fields left empty (an author
+    the question names is a filter only when it names exactly one)."""
+    read_from = q.filters
+    if len(q.authors) == 1 and not read_from.author:
+        read_from = Filters(**{**read_from.__dict__, "author": q.authors[0]})
+    values = {k: v if v not in (None, "") else getattr(read_from, k) for k, v in explicit.__dict__.items()}
+    return Filters(**values)
+
+
+def _unmet_line(q: Query) -> str:
+    """The closing note when the question names a filter the collection cannot apply."""
+    return f"\n\nNote: {end_sentence(q.unmet_note)}" if q.unmet else ""
+
+
+class AnswerPipeline:
+    def __init__(
+        self,
+        retriever: Retriever,
+        relevance: Relevance,
+        checker: SupportChecker,
+        router: Router,
+        catalogue: CatalogueAnswerer,
+        extractive: ExtractiveAnswerer,
+        llm: LLMAnswerer | None = None,
+        k: int = 5,
+        max_question_chars: int = 2000,
+        verifier: Verifier | None = None,
+        catalog: Callable[[], Catalog | None] | None = None,
+        list_k: int = 8,
+    ) -> None:
+        self.retriever = retriever
+        self.relevance = relevance
+        self.checker = checker
+        self.router = router
+        self.catalogue = catalogue
+        self.extractive = extractive
+        self.llm = llm
+        self.k = k
+        self.list_k = list_k
+        self.max_question_chars = max_question_chars
+        self.verifier = verifier
+        self.catalog = catalog or (lambda: None)
+
+    @property
+    def mode(self) -> str:
+        return self.llm.mode if self.llm else self.extractive.mode
+
+    def validate(self, question: str) -> str:
+        question = (question or "").strip()
+        if not question:
+            raise QuestionError("the question is empty")
+        if len(question) > self.max_question_chars:
+            raise QuestionError(
+                f"the question is {len(question)} characters long; "
+                f"the limit is {self.max_question_chars} (RAG_MAX_QUESTION_CHARS)"
+            )
+        return question
+
+    def read(self, question: str) -> Query:
+        return read(question, self.catalog())
+
+    def answer(
+        self,
+        question: str,
+        query: str | None = None,
+        filters: Filters = Filters(),
+        k: int | None = None,
+        on_token: OnToken | None = None,
+        context: Sequence[Paper] = (),
+        q: Query | None = None,
+    ) -> Answer:
+        """Answer `question`. `query` is what retrieval sees (a condensed follow-up); `context` the
+        papers the conversation was last about (for "Who are its authors?"); `q` the question
+        already read (the chat session reads it once)."""
+        question = self.validate(question)
+        query = query or question
+        k = k or self.k
+        timings: dict[str, float] = {}
+        usage = Usage()
+        start = time.perf_counter()
+        catalog = self.catalog()
+        q = q or read(question, catalog)
+        filters = merge_filters(filters, q)
+        result = Answer(question=question, query=query, text="", mode=self.mode, abstained=False)
+        result.filters = filters.public()
+        if self.llm is None:
+            intent = self.router.intent(q.placeholders())
+            result.kind = intent.value
+            if intent is not Intent.CONTENT and catalog is not None:
+                locate = lambda text, f: self._locate(text, f, k)  # noqa: E731
+                drafted = self.catalogue.answer(intent, q, catalog, filters, context, locate)
+                if drafted is not None:
+                    timings["retrieve"] = (time.perf_counter() - start) * 1000
+                    return self._finish_catalogue(result, drafted, q, timings, usage, on_token)
+            if intent is Intent.LIST or MANY.search(question):
+                k = max(k, self.list_k)
+        else:
+            result.kind = "llm"
+        hits = self.retriever.search(query, k, filters).hits
+        timings["retrieve"] = (time.perf_counter() - start) * 1000
+        start = time.perf_counter()
+        result.sources = hits
+        if not hits:
+            self._abstain(result, NO_MATCH_TEXT, "nothing retrieved", q, on_token)
+        elif self.llm is not None:
+            sources = Sources(list(hits))
+            draft = self.llm.generate(question, sources, usage, on_token)
+            result.sources = sources.hits
+            if ABSTAIN_SENTINEL in draft.text:
+                result.raw_text = draft.text
+                self._abstain(result, ABSTAIN_TEXT, "the LLM found no answer in the sources", q, on_token)
+            else:
+                self._finish(result, draft, q, on_token)
+        else:
+            assessment = self.relevance.assess(question if query == question else f"{question} {query}", hits)
+            result.confidence = round(assessment.confidence, 4)
+            if assessment.confidence < self.relevance.abstain_below:
+                reason = f"no retrieved paper is likely to answer (best {assessment.confidence:.2f})"
+                self._abstain(result, ABSTAIN_TEXT, reason, q, on_token)
+            else:
+                self._finish(result, self._extract(question, assessment), q, on_token)
+        timings["generate"] = (time.perf_counter() - start) * 1000
+        start = time.perf_counter()
+        if not result.abstained:
+            self._check(result, usage)
+        timings["check"] = (time.perf_counter() - start) * 1000
+        result.timings_ms, result.usage = timings, usage.public()
+        return result
+
+    # -- the parts of an answer -------------------------------------------------------------
+
+    def _extract(self, question: str, assessment: Assessment) -> Draft:
+        """The kept papers in the search's order (the most probable one when none reaches `keep`)
+        and the not-kept papers that may still bear on it as related."""
+        numbered = list(enumerate(assessment.papers, start=1))
+        keep = self.relevance.keep_below(bool(MANY.search(question)))
+        kept = [(n, p) for n, p in numbered if p.probability >= keep]
+        if not kept:
+            kept = [max(numbered, key=lambda np_: np_[1].probability)]
+        draft = self.extractive.compose(question, kept, self.relevance.weights(question))
+        chosen = {n for n, _ in kept}
+        draft.related = [n for n, p in numbered if n not in chosen and p.probability >= keep / 2]
+        return draft
+
+    def _locate(self, text: str, filters: Filters, k: int) -> list[Paper]:
+        """The paper a catalogue question describes ("the paper on cryptic crosswords"): the search's
+        papers the relevance model keeps, best first."""
+        hits = self.retriever.search(text, k, filters).hits
+        if not hits:
+            return []
+        assessment = self.relevance.assess(text, hits)
+        if assessment.confidence < self.relevance.abstain_below:
+            return []
+        ranked = sorted(assessment.papers, key=lambda p: -p.probability)
+        return [p.hit.paper for p in ranked if p.probability >= self.relevance.abstain_below]
+
+    def _abstain(self, result: Answer, text: str, reason: str, q: Query, on_token: OnToken | None) -> None:
+        text += _unmet_line(q)
+        result.text, result.abstained, result.reason = text, True, reason
+        result.raw_text = result.raw_text or text
+        result.citations, result.claims = [], []
+        if on_token:
+            on_token(text)
+
+    def _finish(self, result: Answer, draft: Draft, q: Query, on_token: OnToken | None) -> None:
+        hits = result.sources
+        removed: list[int] = []
+        if draft.claims:
+            text, claims = draft.text, draft.claims
+        else:  # the LLM's text: drop citations to numbers that were not sources, then read claims
+            text, removed = strip_invalid(draft.text, set(range(1, len(hits) + 1)))
+            claims = parse_claims(text)
+        result.raw_text = result.raw_text or draft.text
+        text, sources, mapping = renumber(text, claims, hits)
+        result.related = [hits[n - 1].paper for n in draft.related if 1 <= n <= len(hits) and n not in mapping]
+        tail = ("\n\n" + also_relevant_line(result.related) if result.related else "") + _unmet_line(q)
+        result.text, result.claims, result.removed_citations, result.sources = text + tail, claims, removed, sources
+        if on_token and draft.kind != "streamed":
+            for i, line in enumerate(result.text.split("\n")):
+                on_token(line if i == 0 else "\n" + line)
+        elif on_token and tail:
+            on_token(tail)
+
+    def _check(self, result: Answer, usage: Usage) -> None:
+        sources = {n: h.paper for n, h in enumerate(result.sources, start=1)}
+        for claim in result.claims:
+            self.checker.check(claim, sources)
+            if self.verifier is not None:
+                self.verifier.verify(claim, usage)
+        result.citations = citations_for(result.claims, result.sources)
+
+    def _finish_catalogue(
+        self,
+        result: Answer,
+        draft: CatalogueDraft,
+        q: Query,
+        timings: dict[str, float],
+        usage: Usage,
+        on_token: OnToken | None,
+    ) -> Answer:
+        start = time.perf_counter()
+        result.mode = "catalogue"
+        text, sources, _ = renumber(draft.text, draft.claims, draft.hits())
+        if q.unmet and "cannot say" not in text:
+            text += _unmet_line(q)
+        result.text = result.raw_text = text
+        result.sources, result.claims, result.abstained = sources, draft.claims, draft.abstained
+        result.related = draft.related
+        self._check(result, usage)
+        if on_token:
+            for i, line in enumerate(text.split("\n")):
+                on_token(line if i == 0 else "\n" + line)
+        timings["generate"] = 0.0
+        timings["check"] = (time.perf_counter() - start) * 1000
+        result.timings_ms, result.usage = timings, usage.public()
+        return result

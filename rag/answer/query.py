@@ -1,0 +1,192 @@
+"""What a question names, read once per question: the catalogue filters it names (venue, year,
+decision, track), the authors it names, the filters the collection cannot apply, what is left of
+it as a topic, and whether it refers back to an earlier turn.
+
+Filters are recognised against the values the catalogue holds (`Catalog.facet_values`), so
+"ICML 2025" becomes a filter only in a collection with ICML 2025 papers, and a year no paper has
+stays an ordinary word. What the question *asks* (a count, a list, a paper's authors, or the
+abstracts' content) is not decided here but by `rag.answer.route`'s classifier.
+
+Pure functions of the question and the catalogue's values; no retrieval here."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from rag.text import collapse, fold
+from rag.types import Filters
+
+if TYPE_CHECKING:
+    from rag.store import Catalog
+
+# Words that make a question about the catalogue rather than a topic: left out of the topic.
+CATALOGUE_WORDS = frozenset(
+    "which what who whom whose where when how are is was were there do does did the a an of in on at by for from to "
+    "and or all any list show me give find tell papers paper works work studies study articles collection catalogue "
+    "catalog index accepted accept total number count many much these those some with about have has had "
+    "included include includes contain contains listed get got published publish presented appear appeared "
+    "wrote write written author authors authored co-authored coauthored an anything here conference track area "
+    "decision oral orals spotlight spotlights poster posters position main tracks areas category "
+    "venue year years session sessions it its their they them this that receive received".split()
+)
+# "it", "its authors", "that paper", "they": a question that points back at an earlier answer.
+BACK_REFERENCE = re.compile(
+    r"\b(?:it|its|it's|they|them|their|theirs|this\s+(?:paper|work|method|model|one|approach|study)|"
+    r"that\s+(?:paper|work|method|model|one|approach|study)|these|those|the\s+same|"
+    r"the\s+(?:paper|method|model|approach|authors|study|framework|benchmark)(?!\s+(?:on|about|that|which|"
+    r"of|for|in|introducing|proposing|called|named|where|from)\b))\b",
+    re.I,
+)
+
+
+@dataclass
+class Query:
+    text: str
+    filters: Filters = field(default_factory=Filters)
+    authors: list[str] = field(default_factory=list)  # full author names the question names
+    # filters the question names that the collection cannot apply: (the words, why), e.g.
+    # ("orals", "the collection records no decisions"); answers say so instead of ignoring them
+    unmet: list[tuple[str, str]] = field(default_factory=list)
+    spans: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # where each filter was named
+    topic: str = ""  # the question without the words that named filters, authors and the catalogue
+
+    @property
+    def unmet_note(self) -> str:
+        """ "not restricted to orals: the collection records no decisions" ("" when none)."""
+        return "; ".join(f"not restricted to {words}: {why}" for words, why in self.unmet)
+
+    @property
+    def refers_back(self) -> bool:
+        """It points at an earlier answer ("it", "its authors", "that paper") or leaves its
+        subject out: no topic word of its own beyond one ("How much better?", "And on COCO?")."""
+        return bool(BACK_REFERENCE.search(self.text)) or len(self.topic.split()) <= 1
+
+    def placeholders(self) -> str:
+        """The question with each named filter or author replaced by its kind ("papers by <author>
+        at <venue> <year>"): what the router reads, so that it learns the shape, not the names."""
+        marks = sorted((span, kind) for kind, spans in self.spans.items() for span in spans)
+        out, at = [], 0
+        for (start, end), kind in marks:
+            if start < at:
+                continue
+            out += [self.text[at:start], f" <{kind}> "]
+            at = end
+        out.append(self.text[at:])
+        return collapse("".join(out))
+
+
+def _word(pattern: str) -> str:
+    return rf"(?<![\w-]){pattern}(?![\w-])"
+
+
+def recognise_filters(question: str, facets: dict[str, list[str]]) -> tuple[Filters, dict[str, list[tuple[int, int]]]]:
+    """Filters named in the question, and the character spans that named each kind.
+
+    venue: a venue value as a word ("ICLR"); year: a year value as a word ("2025"); decision:
+    the word of a decision value, singular or plural ("orals" for "Accept (Oral)"); track:
+    "position paper(s)"/"position track", "main track", or a part of a track value next to
+    the word area/track/category ("the Causality area", "Robustness-track"). A facet named
+    twice with different values ("ICLR or ICML") is not a filter."""
+    spans: dict[str, list[tuple[int, int]]] = {"venue": [], "year": [], "decision": [], "track": []}
+    found: dict[str, set[str]] = {"venue": set(), "year": set(), "decision": set(), "track": set()}
+
+    def note(kind: str, value: str, match: re.Match[str]) -> None:
+        found[kind].add(value)
+        spans[kind].append(match.span())
+
+    for venue in facets.get("venue", []):
+        for m in re.finditer(_word(re.escape(venue)), question, re.I):
+            note("venue", venue, m)
+    for year in facets.get("year", []):
+        for m in re.finditer(_word(re.escape(year)), question):
+            note("year", year, m)
+    for decision in facets.get("decision", []):
+        inner = re.search(r"\((\w+)\)", decision)
+        word = inner.group(1) if inner else decision.split()[-1]
+        for m in re.finditer(_word(rf"{re.escape(word)}s?(?:\s+papers?|\s+presentations?)?"), question, re.I):
+            note("decision", word, m)
+    tracks = facets.get("track", [])
+    folded_tracks = [fold(t) for t in tracks]
+    if any("position" in t for t in folded_tracks):
+        for m in re.finditer(_word(r"position(?:[- ]track)?(?:\s+papers?)?|position[- ]track"), question, re.I):
+            note("track", "position", m)
+    if any(t.startswith("main") for t in folded_tracks):
+        for m in re.finditer(_word(r"main[- ](?:track|conference)(?:\s+papers?)?"), question, re.I):
+            note("track", "main", m)
+    parts = sorted({p.strip() for t in tracks for p in t.split("·") if len(p.strip()) >= 4}, key=len, reverse=True)
+    for part in parts:
+        if fold(part) in ("position", "main"):
+            continue
+        pattern = (
+            rf"(?:(?<![\w-]){re.escape(part)}[- ](?:area|track|category|subarea|session)s?)|"
+            rf"(?:(?:area|track|category|subarea|session)\s+(?:of\s+|on\s+)?{_word(re.escape(part))})|"
+            rf"(?:\bthe\s+{re.escape(part)}\s+(?:area|track))"
+        )
+        for m in re.finditer(pattern, question, re.I):
+            note("track", part, m)
+    one = {k: next(iter(v)) for k, v in found.items() if len(v) == 1}
+    filters = Filters(
+        venue=one.get("venue"),
+        year=int(one["year"]) if "year" in one else None,
+        track=one.get("track"),
+        decision=one.get("decision"),
+    )
+    return filters, {k: v for k, v in spans.items() if v}
+
+
+_DECISION_WORD = re.compile(_word(r"(oral|spotlight|poster)s?(?:\s+papers?|\s+presentations?)?"), re.I)
+_POSITION_WORD = re.compile(_word(r"position(?:[- ]track)?\s+papers?|position[- ]track"), re.I)
+
+
+def unmet_filters(question: str, facets: dict[str, list[str]]) -> list[tuple[str, str, tuple[int, int]]]:
+    """Decision words ("orals") and "position papers" in a question that the collection cannot
+    filter by, because it records no decisions (or none of that kind) or no position track, with
+    the reason. A collection of abstracts without decisions must say it cannot tell orals apart,
+    not list other papers as if they were orals."""
+    out: list[tuple[str, str, tuple[int, int]]] = []
+    decisions = facets.get("decision", [])
+    for m in _DECISION_WORD.finditer(question):
+        word = m.group(1).lower()
+        if not decisions:
+            out.append((m.group(0), "the collection records no decisions (oral, spotlight, poster)", m.span()))
+        elif not any(word in fold(d) for d in decisions):
+            out.append((m.group(0), f"the collection records no {word} decisions", m.span()))
+    position = _POSITION_WORD.search(question)
+    if position and not any("position" in fold(t) for t in facets.get("track", [])):
+        out.append((position.group(0), "the collection records no position track", position.span()))
+    return out
+
+
+def topic_of(text: str) -> str:
+    """The content of a question once filter, author and catalogue wording is gone ("" if none)."""
+    return " ".join(w for w in re.findall(r"[\w][\w'-]*", text) if w.lower() not in CATALOGUE_WORDS)
+
+
+def read(question: str, catalog: Catalog | None = None) -> Query:
+    """Read a question once: filters, authors, unmet filters, topic."""
+    text = collapse(question)
+    if catalog is None:
+        return Query(text=text, topic=topic_of(text))
+    facets = {f: catalog.facet_values(f) for f in ("venue", "year", "track", "decision")}
+    filters, spans = recognise_filters(text, facets)
+    authors = catalog.authors_named_in(text)
+    for name in authors:
+        m = re.search(re.escape(name).replace(r"\.", r"\.?").replace(r"\ ", r"\s+"), text, re.I)
+        if m:
+            spans.setdefault("author", []).append(m.span())
+    unmet = unmet_filters(text, facets)
+    for _, _, span in unmet:
+        spans.setdefault("unmet", []).append(span)
+    rest = text
+    for start, end in sorted((s for found in spans.values() for s in found), reverse=True):
+        rest = rest[:start] + " " + rest[end:]
+    return Query(
+        text=text,
+        filters=filters,
+        authors=authors,
+        unmet=list(dict.fromkeys((words, why) for words, why, _ in unmet)),
+        spans=spans,
+        topic=topic_of(collapse(rest)),
+    )

@@ -1,0 +1,297 @@
+"""Does a retrieved paper address the question, and does any? Two calibrated logistic models over a
+few measured signals decide, and abstention is one decision on the second one's output.
+
+For each retrieved paper (`FEATURES`): how close its best sentences and title are to the question
+(MiniLM cosine), its dense and BM25 scores, how much of the question's vocabulary it holds,
+weighted by rarity, in the whole abstract, in its best sentence and as adjacent word pairs, the
+question's numbers it states, its place in the search's order and its margin over the others.
+`paper` turns them into the probability that this paper answers the question: papers below
+`keep` are left out of an answer however high the search ranked them.
+
+For the question (`QUESTION_FEATURES`): the best of those probabilities and signals over the
+retrieved papers, their margin to the next, and what the sources as a whole lack (a coined name
+the question asks about that no source contains; the rarest question word none holds; a number
+asked for that no sentence close to the question states). `answerable` turns them into the
+probability that the sources answer the question: below `abstain`, the answer is "the collection
+does not say".
+
+Both are fitted on the train split of the held-out sets, their thresholds chosen on the validation
+split (`python -m eval.fit_relevance`, which rewrites `rag/models/relevance.json` and records the
+figures each choice was made on). No rule about the wording of the question stands in front of
+them."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from rag.answer.evidence import Vectors, source_sentences
+from rag.answer.logistic import LogisticModel
+from rag.answer.sentences import ASKS, Tokens, cues
+from rag.text import COMMON_ACRONYMS, contains_term, names_in
+from rag.types import Hit
+
+RELEVANCE_MODEL = Path(__file__).parents[1] / "models" / "relevance.json"
+FEATURES = (
+    "cos_best",  # best cosine between the question and one sentence of the paper (or its title)
+    "cos_second",  # the second best: a paper that answers tends to do so in more than one sentence
+    "cos_title",  # cosine with the title
+    "dense",  # the dense ranker's cosine for the paper's best chunk
+    "bm25",  # its BM25 score over the question's total inverse document frequency
+    "coverage",  # share of the question's words the paper holds, each weighed by its rarity
+    "rare_coverage",  # share of the question's rare words (in at most 0.2% of texts) it holds
+    "missing_rarity",  # rarity of the rarest question word the paper lacks (0: lacks none)
+    "names_missing",  # the question names a coined name (NUCFL, GPT-4o) that the paper lacks
+    "rank",  # 1 / its place in the search's order
+    "margin",  # its best cosine minus the best cosine of any other retrieved paper
+    "title_only",  # the paper has no abstract
+    "sentence_coverage",  # the rarity-weighted coverage of its best sentence alone
+    "pair_coverage",  # share of the question's adjacent word pairs found adjacent in the paper
+    "numbers_held",  # share of the question's numbers the paper states (1 when it names none)
+    "number_evidence",  # the question asks for a number: coverage of its best sentence that states one
+)
+QUESTION_FEATURES = (
+    "paper_best",  # the best paper probability
+    "cos_best",  # the best sentence cosine over the papers
+    "bm25",
+    "coverage",
+    "sentence_coverage",
+    "pair_coverage",
+    "dense",
+    "number_evidence",
+    "cos_margin",  # best sentence cosine of the first paper minus that of the second
+    "rare_absent",  # rarity of the rarest question word that no retrieved paper holds
+    "key_absent",  # share of the question's key terms (names, capitalised words, numbers) no paper holds
+    "asks_number",  # the question asks for a number
+)
+RARE_SHARE = 0.002
+Frequencies = Callable[[Sequence[int]], tuple[list[int], int]]  # term ids -> (document frequencies, texts)
+
+
+@dataclass
+class PaperEvidence:
+    """One retrieved paper as the answer layer reads it: its sentences, each one's cosine with
+    the question, and the probability that the paper answers the question."""
+
+    hit: Hit
+    sentences: list[str]
+    cosines: np.ndarray
+    features: np.ndarray
+    probability: float = 0.0
+
+
+@dataclass
+class Assessment:
+    papers: list[PaperEvidence]
+    question_vector: np.ndarray
+    question_features: np.ndarray
+    confidence: float  # the probability that the retrieved papers answer the question
+
+
+def idf(df: int, total: int) -> float:
+    return math.log(1 + (total - df + 0.5) / (df + 0.5))
+
+
+class Relevance:
+    """Computes the features of the retrieved papers and of the question, and applies the models."""
+
+    def __init__(
+        self,
+        vectors: Vectors,
+        paper: LogisticModel,
+        answerable: LogisticModel,
+        tokens: Tokens,
+        frequencies: Frequencies,
+        abstain_threshold: float | None = None,
+    ) -> None:
+        self.vectors = vectors
+        self.paper = paper
+        self.answerable = answerable
+        self.tokens = tokens
+        self.frequencies = frequencies
+        self.abstain_threshold = abstain_threshold
+
+    @property
+    def abstain_below(self) -> float:
+        if self.abstain_threshold is not None:
+            return self.abstain_threshold
+        return self.answerable.thresholds.get("abstain", 0.5)
+
+    def keep_below(self, many: bool = False) -> float:
+        """The paper model's own threshold (a user's abstention threshold changes whether to answer,
+        not what): one for a question with one answer, a lower one (`keep_many`) for a question that
+        asks for papers in the plural, each chosen on validation questions of that kind."""
+        keep = self.paper.thresholds.get("keep", 0.5)
+        return self.paper.thresholds.get("keep_many", keep) if many else keep
+
+    def weights(self, question: str) -> dict[int, float]:
+        """Each question term's inverse document frequency in the index."""
+        terms = list(dict.fromkeys(self.tokens(question)))
+        df, total = self.frequencies(terms) if terms else ([], 1)
+        return {t: idf(d, max(total, 1)) for t, d in zip(terms, df)}
+
+    def assess(self, question: str, hits: Sequence[Hit], max_sentences: int = 14) -> Assessment:
+        texts = [source_sentences(h.paper)[:max_sentences] for h in hits]
+        titles = [h.paper.title or h.paper.label or "" for h in hits]
+        flat = [s for sentences in texts for s in sentences]
+        matrix = self.vectors.embed([question, *flat, *titles])
+        q = matrix[0]
+        sims = matrix[1:] @ q
+        cosines, at = [], 0
+        for sentences in texts:
+            cosines.append(sims[at : at + len(sentences)])
+            at += len(sentences)
+        title_cos = sims[at:]
+        facts = _QuestionFacts.read(question, self.tokens, self.frequencies)
+        rows = self._paper_features(facts, hits, texts, cosines, title_cos)
+        probabilities = self.paper.probabilities(rows)
+        papers = [
+            PaperEvidence(hit, sentences, cos, row, float(p))
+            for hit, sentences, cos, row, p in zip(hits, texts, cosines, rows, probabilities)
+        ]
+        summary = self._question_features(facts, hits, rows, probabilities)
+        confidence = float(self.answerable.probabilities(summary[None, :])[0]) if len(hits) else 0.0
+        return Assessment(papers, q, summary, confidence)
+
+    def _paper_features(
+        self,
+        facts: _QuestionFacts,
+        hits: Sequence[Hit],
+        texts: list[list[str]],
+        cosines: list[np.ndarray],
+        title_cos: np.ndarray,
+    ) -> np.ndarray:
+        weights, rare, terms = facts.weights, facts.rare, facts.terms
+        total_weight = float(weights.sum())
+        best = [float(np.max(np.append(c, t))) for c, t in zip(cosines, title_cos)]
+        rows = []
+        for n, (hit, sentences, cos, tcos) in enumerate(zip(hits, texts, cosines, title_cos)):
+            paper = hit.paper
+            text = f"{paper.title}\n{paper.label}\n{paper.abstract}"
+            held = set(self.tokens(text))
+            present = np.array([t in held for t in terms], dtype=bool)
+            ordered = np.sort(np.append(cos, tcos))[::-1]
+            others = [b for i, b in enumerate(best) if i != n]
+            sentence_cover, number_cover = 0.0, 0.0
+            for sentence in sentences or [paper.title]:
+                mine = set(self.tokens(sentence))
+                cover = sum(w for t, w in zip(terms, weights) if t in mine) / total_weight if total_weight else 0.0
+                sentence_cover = max(sentence_cover, cover)
+                if _DIGIT.search(sentence):
+                    number_cover = max(number_cover, cover)
+            pairs = facts.pairs
+            rows.append(
+                [
+                    best[n],
+                    float(ordered[1]) if len(ordered) > 1 else float(ordered[0]),
+                    float(tcos),
+                    hit.signals.get("dense", best[n]),
+                    hit.signals.get("keyword", 0.0) / total_weight if total_weight else 0.0,
+                    float(weights[present].sum()) / total_weight if total_weight else 0.0,
+                    float(present[rare].mean()) if rare.any() else 1.0,
+                    float(weights[~present].max()) / facts.scale if (~present).any() else 0.0,
+                    float(any(not contains_term(text, name) for name in facts.names)),
+                    1.0 / (n + 1),
+                    best[n] - (max(others) if others else 0.0),
+                    float(not paper.abstract.strip()),
+                    sentence_cover,
+                    len(pairs & _pairs(self.tokens, text)) / len(pairs) if pairs else 1.0,
+                    sum(1 for x in facts.numbers if x in text) / len(facts.numbers) if facts.numbers else 1.0,
+                    number_cover * facts.asks_number,
+                ]
+            )
+        return np.asarray(rows, dtype=np.float64).reshape(len(hits), len(FEATURES))
+
+    def _question_features(
+        self, facts: _QuestionFacts, hits: Sequence[Hit], rows: np.ndarray, probabilities: np.ndarray
+    ) -> np.ndarray:
+        if not len(rows):
+            return np.zeros(len(QUESTION_FEATURES))
+        at = {name: i for i, name in enumerate(FEATURES)}
+        best = rows.max(axis=0)
+        cos = np.sort(rows[:, at["cos_best"]])[::-1]
+        texts = [f"{h.paper.title}\n{h.paper.label}\n{h.paper.abstract}" for h in hits]
+        held = set().union(*(set(self.tokens(t)) for t in texts))
+        absent = [w for t, w in zip(facts.terms, facts.weights) if t not in held]
+        return np.array(
+            [
+                float(probabilities.max()),
+                best[at["cos_best"]],
+                best[at["bm25"]],
+                best[at["coverage"]],
+                best[at["sentence_coverage"]],
+                best[at["pair_coverage"]],
+                best[at["dense"]],
+                best[at["number_evidence"]],
+                float(cos[0] - cos[1]) if len(cos) > 1 else float(cos[0]),
+                max(absent, default=0.0) / facts.scale,
+                sum(1 for key in facts.keys if not any(contains_term(t, key) for t in texts)) / len(facts.keys)
+                if facts.keys
+                else 0.0,
+                facts.asks_number,
+            ]
+        )
+
+
+_DIGIT = re.compile(r"\d")
+
+
+_CAPITALISED = re.compile(r"(?<![\w'-])[A-Z][\w'-]{2,}")
+
+
+def key_terms(question: str) -> list[str]:
+    """What a source must contain to answer: the question's coined names ("NUCFL", "GPT-4o"),
+    capitalised words that do not open a sentence ("Whisper", "Zelda") and numbers. That no
+    retrieved paper holds one is the commonest sign of a question the collection does not answer
+    (a made-up or out-of-collection name); on the train split of the writers' questions it marks
+    44% of near-miss questions and 6-12% of answerable content questions."""
+    keys = {n for n in names_in(question) if len(n) > 1}
+    for match in _CAPITALISED.finditer(question):
+        if match.start() and not question[: match.start()].rstrip().endswith((".", "?", "!", ":", '"')):
+            keys.add(re.sub(r"['’]s$", "", match.group(0)))
+    keys |= set(re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])", question))
+    return sorted(k for k in keys if k not in COMMON_ACRONYMS and k.rstrip("s") not in COMMON_ACRONYMS)
+
+
+def _pairs(tokens: Tokens, text: str) -> set[tuple[int, int]]:
+    """Adjacent content-word stems of a text (stopwords dropped), as pairs."""
+    stems = [t for word in re.findall(r"\w\w+", text.lower()) for t in tokens(word)[:1]]
+    return set(zip(stems, stems[1:]))
+
+
+@dataclass(frozen=True)
+class _QuestionFacts:
+    """What the features read from the question, once: its terms and their rarity, its coined
+    names, numbers and word pairs, and whether it asks for a number."""
+
+    terms: list[int]
+    weights: np.ndarray
+    rare: np.ndarray
+    scale: float
+    names: list[str]
+    keys: list[str]
+    numbers: set[str]
+    pairs: set[tuple[int, int]]
+    asks_number: float
+
+    @classmethod
+    def read(cls, question: str, tokens: Tokens, frequencies: Frequencies) -> _QuestionFacts:
+        terms = list(dict.fromkeys(tokens(question)))
+        df, total = frequencies(terms) if terms else ([], 1)
+        total = max(total, 1)
+        return cls(
+            terms,
+            np.array([idf(d, total) for d in df]) if terms else np.zeros(0),
+            np.array([d <= max(3, RARE_SHARE * total) for d in df], dtype=bool) if terms else np.zeros(0, bool),
+            math.log(1 + total + 0.5) or 1.0,
+            sorted(n for n in names_in(question) if len(n) > 1),
+            key_terms(question),
+            set(re.findall(r"\d+(?:\.\d+)?", question)),
+            _pairs(tokens, question),
+            cues(question, ASKS)[0],
+        )

@@ -1,0 +1,35 @@
+"""Search: dense and keyword rankers fused, the names a query uses, filters; and the map of
+the collection drawn from its vectors.
+
+Other parts import from here, never from the modules inside; names load on first use, so
+importing the package costs nothing until a name is needed (`rag --help` imports no model,
+no Chroma)."""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rag.search.paper_map import PaperMap, compute_map
+    from rag.search.retrieve import Fusion, Ranking, Retriever, SearchResult, fuse
+
+_WHERE = {
+    "Fusion": "rag.search.retrieve",
+    "PaperMap": "rag.search.paper_map",
+    "Ranking": "rag.search.retrieve",
+    "Retriever": "rag.search.retrieve",
+    "SearchResult": "rag.search.retrieve",
+    "compute_map": "rag.search.paper_map",
+    "fuse": "rag.search.retrieve",
+}
+__all__ = ["Fusion", "PaperMap", "Ranking", "Retriever", "SearchResult", "compute_map", "fuse"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
