@@ -153,6 +153,7 @@ class App:
             s.max_question_chars,
             verifier,
             catalog=lambda: self.index.load().catalog,
+            scope=self.index.reading,
         )
 
     def chat(self) -> ChatSession:
@@ -242,8 +243,7 @@ class App:
         return self.retriever.search(query, k or self.settings.k, filters, mode)
 
     def ask(self, question: str, filters: Filters = Filters(), k: int | None = None) -> Answer:
-        """One question without a conversation."""
-        self.index.load()
+        """One question without a conversation (the pipeline reads the index once for it)."""
         return self.pipeline.answer(question, filters=filters, k=k)
 
     def lookup(self, query: str = "", filters: Filters = Filters(), limit: int = 50) -> list[Paper]:

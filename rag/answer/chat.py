@@ -73,7 +73,10 @@ class ChatSession:
     def ask(
         self, question: str, filters: Filters = Filters(), k: int | None = None, on_token: OnToken | None = None
     ) -> Answer:
-        question = self.pipeline.validate(question)
+        with self.pipeline.scope():
+            return self._ask(self.pipeline.validate(question), filters, k, on_token)
+
+    def _ask(self, question: str, filters: Filters, k: int | None, on_token: OnToken | None) -> Answer:
         usage = Usage()
         q = self.pipeline.read(question)
         follows = bool(self.turns and self.max_turns and q.refers_back)

@@ -27,6 +27,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -293,6 +294,7 @@ class AnswerPipeline:
         verifier: Verifier | None = None,
         catalog: Callable[[], Catalog | None] | None = None,
         list_k: int = 8,
+        scope: Callable[[], AbstractContextManager[Any]] = nullcontext,
     ) -> None:
         self.retriever = retriever
         self.relevance = relevance
@@ -306,6 +308,7 @@ class AnswerPipeline:
         self.max_question_chars = max_question_chars
         self.verifier = verifier
         self.catalog = catalog or (lambda: None)
+        self.scope = scope  # one view of the index per request (`Index.reading`)
 
     @property
     def mode(self) -> str:
@@ -338,6 +341,19 @@ class AnswerPipeline:
         """Answer `question`. `query` is what retrieval sees (a condensed follow-up); `context` the
         papers the conversation was last about (for "Who are its authors?"); `q` the question
         already read (the chat session reads it once)."""
+        with self.scope():
+            return self._answer(question, query, filters, k, on_token, context, q)
+
+    def _answer(
+        self,
+        question: str,
+        query: str | None,
+        filters: Filters,
+        k: int | None,
+        on_token: OnToken | None,
+        context: Sequence[Paper],
+        q: Query | None,
+    ) -> Answer:
         question = self.validate(question)
         query = query or question
         k = k or self.k

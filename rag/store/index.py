@@ -164,6 +164,7 @@ class Index:
         self._keyword: KeywordIndex | None = None
         self._folder: Path | None = None
         self._open_lock = threading.Lock()
+        self._request = threading.local()  # the view of the request this thread serves (`reading`)
 
     @property
     def folder(self) -> Path:
@@ -290,8 +291,28 @@ class Index:
         return self._derived()[1]
 
     # -- loading and syncing ----------------------------------------------------------------
+    @contextmanager
+    def reading(self) -> Iterator[Loaded]:
+        """One request (a search, an answer, a chat turn): the index is brought up to date once, and
+        every `load` this thread makes inside returns that same view. Without it a `rag ask` listed
+        the log's segments in Chroma three times (the pipeline, the retriever and the relevance
+        model each loaded the index)."""
+        current: Loaded | None = getattr(self._request, "loaded", None)
+        if current is not None:
+            yield current
+            return
+        self._request.loaded = self.load()
+        try:
+            yield self._request.loaded
+        finally:
+            self._request.loaded = None
+
     def load(self) -> Loaded:
-        """The index, brought up to date with the log when no other process is writing here."""
+        """The index, brought up to date with the log when no other process is writing here (the
+        request's view inside `reading`)."""
+        current: Loaded | None = getattr(self._request, "loaded", None)
+        if current is not None:
+            return current
         self.require()
         self.store.open()
         stale = self.sync(wait=False)
