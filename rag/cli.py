@@ -354,6 +354,7 @@ def search(
 ) -> None:
     """Find the papers that best match QUERY (dense + BM25 + names, fused)."""
     app = _app()
+    app.preload()
     if queries is not None:
         errors = BatchErrors()
         for _line, qid, text in _batch(queries, "query", errors):
@@ -505,6 +506,7 @@ def ask(
 ) -> None:
     """Answer QUESTION from the abstracts, citing the ones that support each sentence."""
     app = _app()
+    app.preload()
     app.index.load()
     if questions is not None:
         errors = BatchErrors()
@@ -539,6 +541,7 @@ def ask(
 def chat(k: int | None, filters: Filters) -> None:
     """Ask questions in a conversation; follow-ups keep their context. Empty line or Ctrl-D ends."""
     app = _app()
+    app.preload()
     session = app.chat()
     click.echo(f"{app.mode_line}; {len(session.catalog)} papers. Ask a question (empty line to quit).")
     while True:
