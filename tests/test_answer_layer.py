@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from rag.answer.catalogue import count_text
+from rag.answer.cues import ASKS, BACK_REFERENCE, MANY, ROLES
 from rag.answer.query import read
 from rag.answer.relevance import FEATURES, LogisticModel
 from rag.answer.route import Intent, Router, asked_field
-from rag.answer.sentences import ASKS, ROLES
 from rag.app import App
 from rag.store.keyword import TOKENIZE
 from rag.types import Filters, Paper
@@ -20,8 +20,8 @@ from tests.fakes import corpus, pipeline
 
 
 def test_every_cue_matches_the_examples_it_is_written_for() -> None:
-    """The sentence roles and question cues are rules as data: each carries its examples."""
-    for cue in (*ROLES, *ASKS):
+    """The answer layer's hand rules are data: each cue carries the sentences it is written for."""
+    for cue in (*ROLES, *ASKS, MANY, BACK_REFERENCE):
         assert cue.examples, cue.name
         for example in cue.examples:
             assert cue.pattern.search(example), (cue.name, example)

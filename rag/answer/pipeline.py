@@ -35,6 +35,7 @@ from rag.answer.catalogue import CatalogueAnswerer, CatalogueDraft
 from rag.answer.chatmodel import ChatModel, Message, ToolCall, ToolsUnsupported, Usage
 from rag.answer.cite import StreamRenumberer, SupportChecker, citations_for, parse_claims, renumber, strip_invalid
 from rag.answer.compose import Draft, ExtractiveAnswerer, also_relevant_line, name_of
+from rag.answer.cues import MANY
 from rag.answer.evidence import MAX_SOURCE_CHARS
 from rag.answer.prompts import load
 from rag.answer.query import Query, read
@@ -52,9 +53,6 @@ ABSTAIN_SENTINEL = "INSUFFICIENT_EVIDENCE"
 ABSTAIN_TEXT = "The collection does not say: none of the retrieved abstracts answers this question."
 NO_MATCH_TEXT = "Nothing found: no paper in the collection matches this question and these filters."
 MAX_TOOL_ROUNDS = 4
-# A question that asks for papers in the plural ("Which papers use …", "What approaches …") reads
-# `list_k` papers instead of k, so a list can be longer than a single answer's sources.
-MANY = re.compile(r"\b(?:papers|works|studies|approaches|methods|datasets|benchmarks|techniques)\b", re.I)
 
 
 class Verifier:
@@ -374,7 +372,7 @@ class AnswerPipeline:
                 if drafted is not None:
                     timings["retrieve"] = (time.perf_counter() - start) * 1000
                     return self._finish_catalogue(result, drafted, q, timings, usage, on_token)
-            if intent is Intent.LIST or MANY.search(question):
+            if intent is Intent.LIST or MANY.pattern.search(question):
                 k = max(k, self.list_k)
         else:
             result.kind = "llm"
@@ -415,7 +413,7 @@ class AnswerPipeline:
         """The kept papers in the search's order (the most probable one when none reaches `keep`)
         and the not-kept papers that may still bear on it as related."""
         numbered = list(enumerate(assessment.papers, start=1))
-        keep = self.relevance.keep_below(bool(MANY.search(question)))
+        keep = self.relevance.keep_below(bool(MANY.pattern.search(question)))
         kept = [(n, p) for n, p in numbered if p.probability >= keep]
         if not kept:
             kept = [max(numbered, key=lambda np_: np_[1].probability)]

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from rag.answer.cues import BACK_REFERENCE
 from rag.text import collapse, fold
 from rag.types import Filters
 
@@ -30,14 +31,6 @@ CATALOGUE_WORDS = frozenset(
     "wrote write written author authors authored co-authored coauthored an anything here conference track area "
     "decision oral orals spotlight spotlights poster posters position main tracks areas category "
     "venue year years session sessions it its their they them this that receive received".split()
-)
-# "it", "its authors", "that paper", "they": a question that points back at an earlier answer.
-BACK_REFERENCE = re.compile(
-    r"\b(?:it|its|it's|they|them|their|theirs|this\s+(?:paper|work|method|model|one|approach|study)|"
-    r"that\s+(?:paper|work|method|model|one|approach|study)|these|those|the\s+same|"
-    r"the\s+(?:paper|method|model|approach|authors|study|framework|benchmark)(?!\s+(?:on|about|that|which|"
-    r"of|for|in|introducing|proposing|called|named|where|from)\b))\b",
-    re.I,
 )
 
 
@@ -61,7 +54,7 @@ class Query:
     def refers_back(self) -> bool:
         """It points at an earlier answer ("it", "its authors", "that paper") or leaves its
         subject out: no topic word of its own beyond one ("How much better?", "And on COCO?")."""
-        return bool(BACK_REFERENCE.search(self.text)) or len(self.topic.split()) <= 1
+        return bool(BACK_REFERENCE.pattern.search(self.text)) or len(self.topic.split()) <= 1
 
     def placeholders(self) -> str:
         """The question with each named filter or author replaced by its kind ("papers by <author>

@@ -30,9 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
+from rag.answer.cues import ASKS, cues
 from rag.answer.evidence import Vectors, source_sentences
 from rag.answer.logistic import LogisticModel
-from rag.answer.sentences import ASKS, Tokens, cues
+from rag.answer.sentences import Tokens
 from rag.text import COMMON_ACRONYMS, contains_term, names_in
 from rag.types import Hit
 

@@ -1,0 +1,117 @@
+"""The answer layer's remaining hand rules, as data: named cues, each a pattern with the sentences
+it is written for (tests check every cue matches its examples) and the validation figure that
+keeps it. None of them decides an answer alone: the role and question cues are features of the
+sentence scorer (`rag.answer.sentences`), whose weights are fitted; `MANY` picks which of two
+fitted thresholds applies; `BACK_REFERENCE` says when a question is condensed with its history.
+
+- ROLES (proposal, method, result, data, background): the sentence scorer's top-2 hit rate on the
+  validation split is 0.95 with them, 0.65 by cosine alone (`eval/fit_sentences.py`).
+- ASKS (a number, a method, data): interacted with the roles in the same model.
+- MANY: plural questions read `list_k` papers and keep them at `keep_many`, the threshold chosen on
+  validation questions with several gold papers (precision 0.80, recall 0.46 there, against 0.58
+  and 0.90 at the single-answer threshold: `eval/fit_relevance.py`).
+- BACK_REFERENCE: a follow-up is condensed only when it points back; on validation, follow-up and
+  topic-switch questions over the whole conference are answered from the right paper.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Cue:
+    """A named pattern with sentences it is meant to match (checked by the tests)."""
+
+    name: str
+    pattern: re.Pattern[str]
+    examples: tuple[str, ...]
+
+
+def _cue(name: str, pattern: str, *examples: str) -> Cue:
+    return Cue(name, re.compile(pattern, re.I), examples)
+
+
+ROLES = (
+    _cue(
+        "proposal",
+        r"\b(?:we|this\s+(?:paper|work))\s+(?:\w+\s+)?(?:propose|introduce|present|develop|design|build)s?\b|"
+        r"\b(?:called|named|dubbed)\s|,\s+an?\s+(?:new|novel)\b",
+        "We propose SAeUron, a method that uses sparse autoencoders.",
+        "In this work we introduce a benchmark for persuasion.",
+    ),
+    _cue(
+        "method",
+        r"\b(?:by|via|through|using|leverag\w+|based\s+on|consists?\s+of|first\s+\w+s?\s+then|"
+        r"learns?|trains?|computes?|maps?|encodes?|decompos\w+|optimi[sz]\w+|estimat\w+)\b",
+        "It learns a mapping by decomposing the activations.",
+        "Our method works via kernel thinning.",
+    ),
+    _cue(
+        "result",
+        r"\b(?:outperform\w*|surpass\w*|achiev\w+|improv\w+|reduc\w+|show(?:s|ed)?\s+that|find\s+that|"
+        r"results?\s+(?:show|demonstrate|indicate)|state-of-the-art|speed-?up|faster|better)\b|\d\s?(?:%|×|x\b)",
+        "Experiments show that it outperforms the baselines by 8.5%.",
+        "We find that larger models are more robust.",
+    ),
+    _cue(
+        "data",
+        r"\b(?:datasets?|benchmarks?|corpus|corpora|trained\s+on|evaluat\w+\s+on|tasks?|suite)\b",
+        "We evaluate on ImageNet and COCO.",
+        "The benchmark contains 8,316 tasks.",
+    ),
+    _cue(
+        "background",
+        r"^(?:however|while|although|despite|recent(?:ly)?|existing|prior|traditional(?:ly)?|current(?:ly)?|"
+        r"many|most|in\s+recent\s+years)\b|\b(?:remains?\s+(?:a\s+)?(?:challenge|challenging|open|unclear)|"
+        r"(?:is|are)\s+(?:a\s+)?(?:fundamental|crucial|critical|important)|suffer\w*\s+from|limited\s+by)\b",
+        "However, existing methods suffer from high cost.",
+        "Hallucination remains a challenge for vision-language models.",
+    ),
+)
+ASKS = (
+    _cue(
+        "asks_number",
+        r"\bhow\s+(?:many|much|fast|large|big|long|often|accurate)\b|\bby\s+how\s+much\b|\bwhat\s+(?:\w+\s+){0,2}"
+        r"(?:accuracy|percentage|rate|score|speed-?up|improvement|size|number|value|error)\b|\bwhat\s+number\b",
+        "How many tasks does PaperBench contain?",
+        "What accuracy does it reach?",
+    ),
+    _cue(
+        "asks_method",
+        r"^\s*how\b(?!\s+(?:many|much|well|fast|large|long|often))|\bwhat\s+(?:method|approach|technique|mechanism)s?\b|"
+        r"\bapproaches\b",
+        "How does CTE work?",
+        "What are the main approaches to detecting hallucinations?",
+    ),
+    _cue(
+        "asks_data",
+        r"\b(?:datasets?|benchmarks?|data|corpus|evaluat\w+\s+on|tested\s+on)\b",
+        "Which datasets exist for multimodal hallucination?",
+        "What data did they test it on?",
+    ),
+)
+
+MANY = _cue(
+    "many",
+    r"\b(?:papers|works|studies|approaches|methods|datasets|benchmarks|techniques)\b",
+    "Which papers use sparse autoencoders?",
+    "What are the main approaches to detecting hallucinations?",
+)
+BACK_REFERENCE = _cue(
+    "back_reference",
+    r"\b(?:it|its|it's|they|them|their|theirs|this\s+(?:paper|work|method|model|one|approach|study)|"
+    r"that\s+(?:paper|work|method|model|one|approach|study)|these|those|the\s+same|"
+    r"the\s+(?:paper|method|model|approach|authors|study|framework|benchmark)(?!\s+(?:on|about|that|which|"
+    r"of|for|in|introducing|proposing|called|named|where|from)\b))\b",
+    "Who are its authors?",
+    "What data did they test that method on?",
+    "How does that paper evaluate it?",
+)
+
+
+def cues(text: str, table: Sequence[Cue]) -> list[float]:
+    """1.0 for each cue of the table the text matches, else 0.0."""
+    return [1.0 if c.pattern.search(text) else 0.0 for c in table]
