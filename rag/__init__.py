@@ -1,6 +1,6 @@
 """Question answering over research-paper abstracts, with checked citations.
 
-Importing the package sets the environment so that no library reaches the network (DESIGN.md,
+Importing the package sets the environment so that no library reaches the network (docs/DESIGN.md,
 habit 10): it points tiktoken at the encodings that llama-index-core ships, because these machines
 cannot download them, and it switches off every library's telemetry before that library is imported.
 """
@@ -32,7 +32,7 @@ OFFLINE_ENV: dict[str, str] = {
 
 
 def _offline_defaults() -> None:
-    """Set the environment so nothing downloads or phones home at run time (DESIGN.md, habit 10)."""
+    """Set the environment so nothing downloads or phones home at run time (docs/DESIGN.md, habit 10)."""
     spec = importlib.util.find_spec("llama_index.core")  # locate, without the 1 s import
     if spec is not None and spec.submodule_search_locations:
         cache = Path(list(spec.submodule_search_locations)[0]) / "_static" / "tiktoken_cache"

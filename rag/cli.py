@@ -667,7 +667,8 @@ def ui(host: str, port: int, share: bool, mcp: bool, allow_hosts: tuple[str, ...
 @cli.command(name="mcp")
 @handle_errors
 def mcp_command() -> None:
-    """Serve search_papers, ask, lookup_paper and bibtex to an agent over MCP on stdin/stdout."""
+    """Serve the agent tools (search_papers, ask, lookup_paper, count_papers, list_papers, bibtex) over
+    MCP on stdin/stdout."""
     from rag.mcp_server import run_stdio
 
     run_stdio(_app())

@@ -1,4 +1,4 @@
-"""Shared fixtures. Every test gets its own data folder and no API keys (DESIGN.md habit 8)."""
+"""Shared fixtures. Every test gets its own data folder and no API keys (docs/DESIGN.md habit 8)."""
 
 from __future__ import annotations
 
@@ -25,6 +25,26 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 # refuses `RAG_*` variables it does not know (rag.settings), so no test may see them.
 REQUIRE_BROWSER = bool(os.environ.pop("RAG_REQUIRE_BROWSER", ""))  # a missing browser fails, not skips
 REQUIRE_STRACE = os.environ.pop("RAG_REQUIRE_STRACE", "") == "1"  # a missing strace fails, not skips
+
+
+# What makes a test slow: the real embedding model over the sample, a Chroma server, a browser, a
+# launched UI, or many real processes. Those tests carry the `slow` mark (`pytest -m "not slow"`
+# runs the rest in under a minute); `.ci/run` runs everything.
+SLOW_FIXTURES = frozenset(
+    "sample_home sample_app chroma_process chroma_server hostile_home mcp_home ui_home ui_port sample_ui browser "
+    "read_only_home llm_home escape_home two_lists ui_mcp_url".split()
+)
+SLOW_FILES = frozenset(
+    "test_concurrency.py test_http_store.py test_snapshot.py test_offline.py test_ui_browser.py test_ui_access.py "
+    "test_read_only.py test_cli_terminal.py test_mcp.py test_arxiv.py".split()
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if fixtures & SLOW_FIXTURES or item.path.name in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)

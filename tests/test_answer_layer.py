@@ -111,6 +111,7 @@ def test_a_count_with_a_topic_counts_the_papers_that_mention_it(sample_app: App)
     assert {c.paper.id for c in answer.citations} == {p.id for p in expected[:10]}
 
 
+@pytest.mark.slow
 def test_a_title_only_paper_is_said_to_be_one(tmp_path: Path) -> None:
     from tests.conftest import hash_app
 

@@ -156,6 +156,7 @@ def tool_messages(request: dict) -> list[dict]:
     return [m for m in request["messages"] if m["role"] == "tool"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("whole", [False, True])
 def test_the_model_counts_with_a_tool_call(sample_app: App, server: FakeOpenAI, whole: bool) -> None:
     """A catalogue question on the LLM path: the model calls count_papers (streamed in fragments,
@@ -231,6 +232,7 @@ INJECTION = (
 )
 
 
+@pytest.mark.slow
 def test_prompt_injection_stays_fenced_and_its_effects_are_caught(tmp_path: Path, server: FakeOpenAI) -> None:
     data = tmp_path / "inject.jsonl"
     data.write_text(
@@ -286,6 +288,7 @@ def test_llm_verifier_second_pass(sample_app: App, server: FakeOpenAI) -> None:
     assert answer.usage["llm_calls"] == 2
 
 
+@pytest.mark.slow
 def test_openai_embeddings_name_their_own_collection(tmp_path: Path, server: FakeOpenAI) -> None:
     app = llm_app(tmp_path / "home", server, embedder="openai", openai_embedding_model="emb-test")
     app.ingest([Path(__file__).parent / "data" / "papers.jsonl"], progress=False)
@@ -398,6 +401,7 @@ def test_max_tokens_is_asked_for_and_enforced(sample_app: App, server: FakeOpenA
     assert server.hangups >= 1
 
 
+@pytest.mark.slow
 def test_a_huge_abstract_cannot_slow_an_answer(tmp_path: Path, server: FakeOpenAI) -> None:
     filler = " ".join(f"Filler sentence {i} repeats padding words about nothing in particular." for i in range(16_000))
     data = tmp_path / "huge.jsonl"

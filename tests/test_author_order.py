@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from rag.answer.cite import bibtex_entry, bibtex_key
 from rag.papers.readers import Reading
 from rag.types import ALPHABETICAL, Paper
@@ -65,6 +67,7 @@ def test_bibtex_keys_never_invent_a_first_author() -> None:
     assert bibtex_key(nobody) == "persuasionbench2025measuring"  # no "anon2025…"
 
 
+@pytest.mark.slow
 def test_every_printer_says_alphabetical_and_json_says_the_order(tmp_path: Path) -> None:
     records = [
         {

@@ -201,6 +201,7 @@ def test_regression_guard_on_the_dev_set(sample_app: App) -> None:
     assert metrics["false_abstention_rate"] <= FALSE_ABSTENTION_CEILING, metrics
 
 
+@pytest.mark.slow
 def test_report_lists_retrieval_misses_and_wrong_abstentions(tmp_path: Path) -> None:
     from rag.evaluation import report
 

@@ -12,8 +12,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from rag.papers.readers import Reading, read_file, read_paths
 from tests.conftest import HASH, ROOT, consistent, free_port, hash_app, run_rag, wait_for_http
+
+pytestmark = pytest.mark.slow  # end to end: real Chroma, real processes
 
 
 def test_a_lone_surrogate_is_replaced_in_that_record_only(tmp_path: Path) -> None:

@@ -29,6 +29,8 @@ from tests.conftest import (
     shared_data_or_skip,
 )
 
+pytestmark = pytest.mark.slow  # end to end: real Chroma, real processes
+
 
 def _jsonl(path: Path, records: list[dict[str, object]]) -> Path:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from rag.types import Filters
 from tests.conftest import hash_app, run_rag
 
@@ -43,6 +45,7 @@ def ingest(tmp_path: Path) -> Path:
     return home
 
 
+@pytest.mark.slow
 def test_papers_lists_only_what_matches_and_says_how_many(tmp_path: Path) -> None:
     home = ingest(tmp_path)
     env = {"RAG_HOME": str(home), "RAG_EMBEDDER": "hash"}
@@ -60,6 +63,7 @@ def test_papers_lists_only_what_matches_and_says_how_many(tmp_path: Path) -> Non
     assert "230 papers match (the first 10 shown" in done.stderr
 
 
+@pytest.mark.slow
 def test_ui_lookup_counts_the_matches_not_the_page(tmp_path: Path) -> None:
     from ui.app import ANY, Handlers
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from rag.search.retrieve import name_words
 from tests.conftest import hash_app
 
@@ -86,6 +88,7 @@ def _app(tmp_path: Path) -> object:
     return app
 
 
+@pytest.mark.slow
 def test_only_coined_or_rare_words_of_a_query_name_papers(tmp_path: Path) -> None:
     app = _app(tmp_path)
     loaded = app.index.load()  # type: ignore[attr-defined]

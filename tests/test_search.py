@@ -13,6 +13,7 @@ from tests.conftest import run_rag
 CONTRACT = {"paper_id", "title", "label", "authors", "venue", "year", "track", "decision", "url", "abstract"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["PLNL", "Celcomen", "PersuasionBench", "NUCFL", "SAeUron", "TGB-Seq"])
 def test_exact_method_names_come_first(sample_app: App, name: str) -> None:
     hits = sample_app.search(name).hits
@@ -84,6 +85,7 @@ def test_batch_queries_one_line_each(sample_home: Path, tmp_path: Path) -> None:
     assert "q.jsonl:3" in out.stderr
 
 
+@pytest.mark.slow
 def test_user_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
     env = {"RAG_HOME": str(tmp_path / "empty-home")}
     out = run_rag("search", "anything", env=env)
@@ -114,6 +116,7 @@ def _corpus(path: Path, n: int) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_the_same_search_gives_the_same_bytes_every_time(tmp_path: Path) -> None:
     """20 processes searching an unchanged index of 300 papers in a real persistent Chroma print
     the same bytes. A local Chroma keeps the last records (up to its `sync_threshold`, 1,000) in

@@ -55,6 +55,7 @@ def test_a_misspelled_variable_is_one_line_with_the_valid_names_and_exit_2(tmp_p
     assert all(name in lines[0] for name in ("RAG_HOME", "RAG_MODE", "RAG_LLM_TIMEOUT_S"))
 
 
+@pytest.mark.slow
 def test_a_bad_value_is_one_line_naming_the_variable_and_the_allowed_values(tmp_path: Path) -> None:
     out = run_rag("status", env={"RAG_EMBEDDER": "foo", "RAG_HOME": str(tmp_path)})
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
