@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from eval.heldout import SOURCES, item_split, raw_records
+from eval.heldout import SOURCES, cached_rows, item_split, raw_records
 from rag.answer import FEATURES, QUESTION_FEATURES, RELEVANCE_MODEL, LogisticModel
 from rag.evaluation import load_items
 
@@ -196,15 +196,7 @@ def main() -> None:
     )
     parser.add_argument("--out", type=Path, default=RELEVANCE_MODEL)
     args = parser.parse_args()
-    if args.features.exists() and not args.refresh:
-        rows = json.loads(args.features.read_text())
-    else:
-        rows = []
-        for spec in args.home:
-            index, _, path = spec.partition("=")
-            rows += collect(index, Path(path), {"train", "validation"})
-        args.features.parent.mkdir(parents=True, exist_ok=True)
-        args.features.write_text(json.dumps(rows))
+    rows = cached_rows(args.features, args.refresh, args.home, collect)
     # only what the relevance model sees: questions the router sends to the abstracts
     rows = [r for r in rows if r["features"] and r.get("route", "content") in ("content", "list")]
     train = [r for r in rows if r["split"] == "train"]

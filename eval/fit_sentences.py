@@ -11,13 +11,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 from pathlib import Path
 
 import numpy as np
 
 from eval.fit_relevance import fit
-from eval.heldout import SOURCES, item_split, raw_records
+from eval.heldout import SOURCES, cached_rows, item_split, raw_records
 from rag.answer import SENTENCE_FEATURES, SENTENCE_MODEL, LogisticModel, idf
 from rag.evaluation import load_items
 
@@ -109,16 +108,8 @@ def main() -> None:
     parser.add_argument("--l2", type=float, default=1.0)
     parser.add_argument("--out", type=Path, default=SENTENCE_MODEL)
     args = parser.parse_args()
-    if args.features.exists() and not args.refresh:
-        rows = json.loads(args.features.read_text())
-    else:
-        rows = []
-        for spec in args.home:
-            index, _, path = spec.partition("=")
-            if not re.search(r"removed", index):
-                rows += collect(index, Path(path), {"train", "validation"})
-        args.features.parent.mkdir(parents=True, exist_ok=True)
-        args.features.write_text(json.dumps(rows))
+    homes = [h for h in args.home if "removed" not in h.partition("=")[0]]  # no facts to find there
+    rows = cached_rows(args.features, args.refresh, homes, collect)
     train = [r for r in rows if r["split"] == "train"]
     validation = [r for r in rows if r["split"] == "validation"]
     x = np.asarray([f for r in train for f in r["features"]])

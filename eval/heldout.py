@@ -73,6 +73,21 @@ def item_split(item: Item, raw: dict[str, Any], source: Source) -> str:
     return split_of(sorted(item.gold_ids)[0] if item.gold_ids else f"{source.name}:{item.id}")
 
 
+def cached_rows(path: Path, refresh: bool, homes: Sequence[str], collect: Any) -> list[dict[str, Any]]:
+    """Rows a fitting script computed from the indexes (`collect(index, home, splits)` for each
+    `NAME=DIR` of `homes`, train and validation only), kept in `path` so that refits take seconds."""
+    if path.exists() and not refresh:
+        rows: list[dict[str, Any]] = json.loads(path.read_text())
+        return rows
+    rows = []
+    for spec in homes:
+        index, _, home = spec.partition("=")
+        rows += collect(index, Path(home), {"train", "validation"})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(rows))
+    return rows
+
+
 def raw_records(path: Path) -> dict[str, dict[str, Any]]:
     out = {}
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):

@@ -7,8 +7,9 @@ no Chroma)."""
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rag.lazy import exports
 
 if TYPE_CHECKING:
     from rag.answer.catalogue import CatalogueAnswerer, describe, matching
@@ -100,11 +101,4 @@ __all__ = [
     "source_sentences",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = exports(__name__, _WHERE)

@@ -7,8 +7,9 @@ no Chroma)."""
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rag.lazy import exports
 
 if TYPE_CHECKING:
     from rag.search.paper_map import PaperMap, compute_map
@@ -25,11 +26,4 @@ _WHERE = {
 }
 __all__ = ["Fusion", "PaperMap", "Ranking", "Retriever", "SearchResult", "compute_map", "fuse"]
 
-
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = exports(__name__, _WHERE)

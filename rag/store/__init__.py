@@ -8,8 +8,9 @@ no Chroma)."""
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rag.lazy import exports
 
 if TYPE_CHECKING:
     from rag.store.catalog import Catalog
@@ -42,11 +43,4 @@ __all__ = [
     "TOKENIZE",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = exports(__name__, _WHERE)
