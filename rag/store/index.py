@@ -268,9 +268,10 @@ class Index:
                 shutil.rmtree(path, ignore_errors=True)
 
     def _discard_cache(self, err: Exception) -> None:
-        """The local cache is damaged (a corrupt file, a folder replaced by a file): it is only
-        derived from Chroma, so remove it and rebuild."""
-        log.warning("local cache %s is damaged (%s): rebuilding it from Chroma", self.folder, err)
+        """The local cache is damaged (a corrupt file, a folder replaced by a file) or was made by
+        another version of the code: it is only derived from Chroma, so remove it and rebuild."""
+        why = "was made by another version" if isinstance(err, SchemaChanged) else "is damaged"
+        log.warning("local cache %s %s (%s): rebuilding it from Chroma", self.folder, why, err)
         for path in (self.folder, self.folder.parent):
             if path.exists() and not path.is_dir():
                 path.unlink()
