@@ -99,7 +99,7 @@ def convex(alpha: float, boosts: dict[str, float], k: float, norm: str = "max") 
     return fuse
 
 
-def library(dense: float, names: float) -> Fusion:
+def library(dense: float) -> Fusion:
     """The retriever's own fusion (rag.search.retrieve.fuse) over the cached rankings."""
     from rag.search import Fusion as Weights
     from rag.search import Ranking, fuse
@@ -108,9 +108,9 @@ def library(dense: float, names: float) -> Fusion:
         built = [
             Ranking(name, [p for p, _ in r], [s for _, s in r] if name in ("dense", "keyword") else [])
             for name, r in rankings.items()
-            if name in ("dense", "keyword", "names")
+            if name in ("dense", "keyword")
         ]
-        scores = fuse(built, Weights(dense=dense, names=names))
+        scores = fuse(built, Weights(dense=dense))
         return sorted(scores, key=lambda p: (-scores[p], p))
 
     return run
@@ -195,18 +195,15 @@ def main() -> None:
         return
     splits = [s for s in SPLITS if args.test or s != "test"]
     results = [evaluate(f"{name} alone", single(name), runs, splits) for name in ("dense", "keyword")]
-    results.append(evaluate("rrf of six rankers (before)", rrf(CURRENT, 5), runs, splits))
-    results.append(evaluate("chosen: rag.search.retrieve.fuse", library(0.35, 0.2), runs, splits))
-    results.append(evaluate("chosen without names", library(0.35, 0.0), runs, splits))
-    for left in CURRENT:
-        results.append(evaluate(f"rrf without {left}", rrf({**CURRENT, left: 0.0}, 5), runs, splits))
-    for k in (5, 20, 60):
-        results.append(evaluate(f"rrf dense+keyword k={k}", rrf({"dense": 1, "keyword": 1}, k), runs, splits))
-    boosts = {"names": 0.3, "mentions": 0.3, "authors": 0.3, "facets": 0.3}
+    results.append(evaluate("chosen: rag.search.retrieve.fuse", library(0.35), runs, splits))
+    if any("names" in r["rankings"] for r in runs):  # cached before the names boost was dropped
+        results.append(evaluate("chosen + names boost 0.2", convex(0.35, {"names": 0.2}, 1, "minmax"), runs, splits))
+    if any("mentions" in r["rankings"] for r in runs):  # rankings cached by the previous wave's code
+        results.append(evaluate("rrf of six rankers (previous wave)", rrf(CURRENT, 5), runs, splits))
+        for left in CURRENT:
+            results.append(evaluate(f"rrf without {left}", rrf({**CURRENT, left: 0.0}, 5), runs, splits))
     for alpha in (0.3, 0.4, 0.5, 0.6):
-        results.append(evaluate(f"convex a={alpha} (max)", convex(alpha, {}, 5), runs, splits))
         results.append(evaluate(f"convex a={alpha} (minmax)", convex(alpha, {}, 5, "minmax"), runs, splits))
-        results.append(evaluate(f"convex a={alpha} + boosts 0.3", convex(alpha, boosts, 1), runs, splits))
     show(results, splits)
 
 

@@ -1,63 +1,30 @@
-"""Hybrid retrieval: a dense and a keyword ranker fused by their normalised scores, and the papers
-the query names by name.
+"""Hybrid retrieval: a dense and a keyword ranker fused by their normalised scores.
 
 Rankers, each a list of paper ids best first:
 - `dense`: nearest chunks in Chroma, one entry per paper (chunks of a text version the log does
   not list as live are dropped, so leftovers of a killed or concurrent writer never surface);
 - `keyword`: BM25 over chunk text plus title, label, authors, venue, track and decision;
-- `names`: papers the query names: a whole title (or a long title cut short with "…"), a label
-  or the coined name a title opens with ("PLNL", "BrainOOD"), looked up only for the query's
-  words that can be names: coined or rare ones (`name_words`), never common words a title
-  happens to style ("AutoEncoders").
 Filters resolve to a mask over paper numbers that every ranker applies while ranking, so a
 filtered search still returns k papers when k exist. Ties are broken by paper id, so the same
 index and query give the same order every time.
 
 Which rankers earn their place was measured on held-out splits (`python -m eval.bench.fusion_heldout`,
-`Fusion` has the figures); three earlier rankers (`mentions`, `authors`, `facets`) added nothing
-on validation and were removed: a question's authors and facets are applied as filters instead.
+`Fusion` has the figures); four earlier rankers (`names`, `mentions`, `authors`, `facets`) added
+nothing on validation and were removed: a question's authors and facets are applied as filters.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from rag.store import TOKENIZE, Index, Loaded
-from rag.text import COMMON_ACRONYMS, is_coined
+from rag.store import Index, Loaded
 from rag.types import ChunkId, Filters, Hit, Mode
 
 Scored = list[tuple[str, float]]  # (paper id, the ranker's score), best first
-RARE = 3  # a word in at most this many indexed texts can be a name even when written like a plain word
-
-
-def name_words(query: str, frequency: Callable[[str], int]) -> list[str]:
-    """Words of a query that may name a paper: coined words ("NUCFL", "SAeUron", "TGB-Seq", not
-    common acronyms such as "LLMs") and rare words (in at most `RARE` indexed texts: "Celcomen",
-    "gradsurg"). A common word ("autoencoders", "Dynamic", "optimal") names no paper, however a
-    title styles it."""
-    words = re.findall(r"[\w][\w-]*[\w]|\w", query)
-    return [
-        w
-        for w in dict.fromkeys(words)
-        if w not in COMMON_ACRONYMS and w.rstrip("s") not in COMMON_ACRONYMS and (is_coined(w) or frequency(w) <= RARE)
-    ]
-
-
-def document_frequency(loaded: Loaded, word: str) -> int:
-    """Indexed texts (chunks) that contain the word's stem, from the keyword index's postings; for
-    a word of several tokens ("GPT-4o", "TGB-Seq") its rarest token's, an upper bound."""
-    terms = TOKENIZE(word)
-    if not terms:
-        return 1 << 30  # a stopword
-    return min(
-        sum(len(found[0]) for segment in loaded.keyword.segments if (found := segment.postings(term)) is not None)
-        for term in terms
-    )
 
 
 @dataclass(frozen=True)
@@ -76,37 +43,34 @@ class Ranking:
 
 @dataclass(frozen=True)
 class Fusion:
-    """score(p) = dense · minmax(cosine) + (1 − dense) · minmax(BM25) + names / (1 + rank in names),
-    each ranker's scores scaled to [0, 1] over its own candidates (a paper a ranker did not find
-    gets 0 from it). Chosen on the validation splits of SciFact and of the lists' held-out
-    questions (`python -m eval.bench.fusion_heldout --grid`), nDCG@10 train / validation:
-    SciFact 0.878 / 0.927 (BM25 alone 0.852 / 0.891, dense alone 0.815 / 0.867); lists 0.949 /
-    0.955 (BM25 alone 0.935 / 0.948, dense alone 0.728 / 0.792); the earlier reciprocal-rank
-    fusion of six rankers 0.862 / 0.901 and 0.946 / 0.943. Without `names` the lists' validation
-    figure is 0.953."""
+    """score(p) = dense · minmax(cosine) + (1 − dense) · minmax(BM25), each ranker's scores scaled to
+    [0, 1] over its own candidates (a paper a ranker did not find gets 0 from it). Chosen on the
+    validation splits of SciFact and of the lists' held-out questions (`python -m
+    eval.bench.fusion_heldout --grid`), nDCG@10 train / validation / test: SciFact 0.870 / 0.928 /
+    0.902 (BM25 alone 0.852 / 0.891 / 0.855, dense alone 0.810 / 0.867 / 0.841); lists 0.946 / 0.954
+    / 0.919 (BM25 alone 0.935 / 0.948 / 0.890, dense alone 0.725 / 0.783 / 0.766). The previous
+    wave's reciprocal-rank fusion of six rankers: 0.862 / 0.901 / 0.880 and 0.946 / 0.943 / 0.921.
+    A `names` boost (papers whose title or coined name the query uses) changed neither validation
+    figure (SciFact -0.001, lists 0.000) and was removed."""
 
     dense: float = 0.35
-    names: float = 0.2
 
 
 def _minmax(scores: list[float]) -> list[float]:
+    if not scores:
+        return []
     top, low = max(scores), min(scores)
     return [(s - low) / (top - low) if top > low else 1.0 for s in scores]
 
 
 def fuse(rankings: list[Ranking], fusion: Fusion) -> dict[str, float]:
-    """Fused scores by paper id (`Fusion`); a lone scored ranker keeps its own order."""
-    scored = [r for r in rankings if r.scores]
-    weights = {"dense": fusion.dense, "keyword": 1.0 - fusion.dense} if len(scored) > 1 else {}
+    """Fused scores by paper id (`Fusion`); a lone ranker keeps its own order."""
+    weights = {"dense": fusion.dense, "keyword": 1.0 - fusion.dense} if len(rankings) > 1 else {}
     out: dict[str, float] = {}
-    for ranking in scored:
+    for ranking in rankings:
         weight = weights.get(ranking.name, 1.0)
         for paper, value in zip(ranking.papers, _minmax(ranking.scores)):
             out[paper] = out.get(paper, 0.0) + weight * value
-    for ranking in rankings:
-        if ranking.name == "names":
-            for rank, paper in enumerate(ranking.papers, start=1):
-                out[paper] = out.get(paper, 0.0) + fusion.names / (1 + rank)
     return out
 
 
@@ -195,23 +159,6 @@ class Retriever:
         numbers = loaded.catalog.pnos(pids)
         return [p for p in pids if p in numbers and numbers[p] < len(allowed) and allowed[numbers[p]]]
 
-    def names(
-        self, loaded: Loaded, query: str, allowed: np.ndarray | None, words: list[str] | None = None
-    ) -> list[str]:
-        """Papers the query names: a whole title first, then papers named by the words of the query
-        that can be names (`name_words`). Only those words are looked up, so "autoencoders"
-        never finds a title styled "AutoEncoders", nor "optimal" one styled "OPtimal"."""
-        catalog = loaded.catalog
-        whole = catalog.titles_in(query) or catalog.title_matches(query.strip(" \"'“”"))
-        if words is None:
-            words = self.name_words(loaded, query)
-        named = catalog.papers_named_in(" ".join(words)) if words else []
-        return self._allowed_ids(loaded, list(dict.fromkeys(whole + named)), allowed)
-
-    @staticmethod
-    def name_words(loaded: Loaded, query: str) -> list[str]:
-        return name_words(query, lambda word: document_frequency(loaded, word))
-
     def rankings(
         self,
         loaded: Loaded,
@@ -232,9 +179,6 @@ class Retriever:
         if mode in (Mode.HYBRID, Mode.KEYWORD):
             rankings.append(Ranking.of("keyword", self.keyword(loaded, query, n, allowed)))
             lap("keyword")
-        if mode == Mode.HYBRID:
-            rankings.append(Ranking("names", self.names(loaded, query, allowed)))
-            lap("names")
         return rankings
 
     # -- search -----------------------------------------------------------------------------
