@@ -129,6 +129,20 @@ def _chroma(path: Path, port: int) -> subprocess.Popen[bytes]:
     return proc
 
 
+def _wait_for_first_rows(port: int, ingest: subprocess.Popen[str], timeout: float = 120) -> None:
+    """Return once the server holds some rows, so the kill lands mid-ingest on any machine speed."""
+    import chromadb
+
+    client = chromadb.HttpClient(host="127.0.0.1", port=port)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert ingest.poll() is None, "the ingest ended before the server was killed"
+        if any(c.count() > 0 for c in client.list_collections()):
+            return
+        time.sleep(0.05)
+    raise AssertionError("the ingest wrote nothing to the server")
+
+
 def test_a_chroma_server_that_goes_away_is_one_line_and_a_rerun_completes(tmp_path: Path) -> None:
     port = free_port()
     server = _chroma(tmp_path / "server", port)
@@ -162,7 +176,7 @@ def test_a_chroma_server_that_goes_away_is_one_line_and_a_rerun_completes(tmp_pa
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(4)  # mid-ingest
+    _wait_for_first_rows(port, proc)  # the ingest is under way, not yet done
     server.send_signal(signal.SIGKILL)
     server.wait()
     _, err = proc.communicate(timeout=300)
