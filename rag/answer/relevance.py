@@ -55,6 +55,7 @@ FEATURES = (
     "pair_coverage",  # share of the question's adjacent word pairs found adjacent in the paper
     "numbers_held",  # share of the question's numbers the paper states (1 when it names none)
     "number_evidence",  # the question asks for a number: coverage of its best sentence that states one
+    "address",  # one sentence both close to the question and holding its words: max of cosine x coverage
 )
 QUESTION_FEATURES = (
     "paper_best",  # the best paper probability
@@ -66,6 +67,7 @@ QUESTION_FEATURES = (
     "dense",
     "number_evidence",
     "cos_margin",  # best sentence cosine of the first paper minus that of the second
+    "address",
     "rare_absent",  # rarity of the rarest question word that no retrieved paper holds
     "key_absent",  # share of the question's key terms (names, capitalised words, numbers) no paper holds
     "asks_number",  # the question asks for a number
@@ -178,11 +180,12 @@ class Relevance:
             present = np.array([t in held for t in terms], dtype=bool)
             ordered = np.sort(np.append(cos, tcos))[::-1]
             others = [b for i, b in enumerate(best) if i != n]
-            sentence_cover, number_cover = 0.0, 0.0
-            for sentence in sentences or [paper.title]:
+            sentence_cover, number_cover, address = 0.0, 0.0, 0.0
+            for sentence, similarity in zip(sentences or [paper.title], cos if len(cos) else [tcos]):
                 mine = set(self.tokens(sentence))
                 cover = sum(w for t, w in zip(terms, weights) if t in mine) / total_weight if total_weight else 0.0
                 sentence_cover = max(sentence_cover, cover)
+                address = max(address, max(float(similarity), 0.0) * cover)
                 if _DIGIT.search(sentence):
                     number_cover = max(number_cover, cover)
             pairs = facts.pairs
@@ -204,6 +207,7 @@ class Relevance:
                     len(pairs & _pairs(self.tokens, text)) / len(pairs) if pairs else 1.0,
                     sum(1 for x in facts.numbers if x in text) / len(facts.numbers) if facts.numbers else 1.0,
                     number_cover * facts.asks_number,
+                    address,
                 ]
             )
         return np.asarray(rows, dtype=np.float64).reshape(len(hits), len(FEATURES))
@@ -230,6 +234,7 @@ class Relevance:
                 best[at["dense"]],
                 best[at["number_evidence"]],
                 float(cos[0] - cos[1]) if len(cos) > 1 else float(cos[0]),
+                best[at["address"]],
                 max(absent, default=0.0) / facts.scale,
                 sum(1 for key in facts.keys if not any(contains_term(t, key) for t in texts)) / len(facts.keys)
                 if facts.keys
