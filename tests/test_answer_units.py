@@ -141,7 +141,7 @@ def test_catalogue_list_says_how_many_more() -> None:
 
 
 def test_follow_up_about_its_authors_uses_the_previous_answer() -> None:
-    pipe, retriever = pipeline()
+    pipe, retriever = pipeline(abstain_threshold=0.0)  # follow-ups, not abstention, on four papers
     session = ChatSession(pipe, retriever.catalog)
     first = session.ask("Which paper introduced TabNet2?")
     assert first.citations[0].paper.id == "p4"
