@@ -284,7 +284,9 @@ def ui_mcp_url(mcp_home: Path, tmp_path: Path) -> Iterator[str]:
 
 
 def test_ui_serves_the_same_tools_over_gradio_mcp(ui_mcp_url: str) -> None:
-    from rag.tools import SPECS
+    import inspect
+
+    from rag.tools import SPECS, PaperTools
 
     async def body(session: ClientSession) -> dict[str, Any]:
         return {
@@ -303,6 +305,8 @@ def test_ui_serves_the_same_tools_over_gradio_mcp(ui_mcp_url: str) -> None:
     assert set(r["tools"]) == TOOLS
     for name, tool in r["tools"].items():
         assert tool.description == SPECS[name].description
+        parameters = set(inspect.signature(getattr(PaperTools, name)).parameters) - {"self"}
+        assert set(tool.inputSchema["properties"]) == parameters, name
     assert r["tools"]["ask"].inputSchema["required"] == ["question"]
 
     hits = data(r["hits"])

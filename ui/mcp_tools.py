@@ -11,6 +11,7 @@ of through an HTTP loop back to itself.
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 from collections.abc import Callable
@@ -46,99 +47,21 @@ def _run(tools: PaperTools, name: str, arguments: dict[str, Any]) -> str:
 
 
 def tool_functions(tools: PaperTools) -> list[Callable[..., str]]:
-    """One typed function per tool; Gradio reads the names, hints and docstrings."""
+    """One function per tool with the signature of its `PaperTools` method (returning text) and
+    the docstring of its spec: Gradio reads the names, hints and docstrings."""
+    functions = []
+    for name, spec in SPECS.items():
+        method = inspect.signature(getattr(tools, name))
 
-    def search_papers(
-        query: str,
-        k: int | None = None,
-        venue: str | None = None,
-        year: int | None = None,
-        track: str | None = None,
-        decision: str | None = None,
-        author: str | None = None,
-        mode: str | None = None,
-    ) -> str:
-        return _run(
-            tools,
-            "search_papers",
-            dict(query=query, k=k, venue=venue, year=year, track=track, decision=decision, author=author, mode=mode),
-        )
+        def run(*args: Any, _name: str = name, _signature: inspect.Signature = method, **kwargs: Any) -> str:
+            return _run(tools, _name, _signature.bind(*args, **kwargs).arguments)
 
-    def ask(
-        question: str,
-        k: int | None = None,
-        venue: str | None = None,
-        year: int | None = None,
-        track: str | None = None,
-        decision: str | None = None,
-        author: str | None = None,
-    ) -> str:
-        return _run(
-            tools,
-            "ask",
-            dict(question=question, k=k, venue=venue, year=year, track=track, decision=decision, author=author),
-        )
-
-    def lookup_paper(
-        query: str | None = None,
-        paper_id: str | None = None,
-        venue: str | None = None,
-        year: int | None = None,
-        track: str | None = None,
-        decision: str | None = None,
-        author: str | None = None,
-        limit: int | None = None,
-    ) -> str:
-        return _run(
-            tools,
-            "lookup_paper",
-            dict(
-                query=query,
-                paper_id=paper_id,
-                venue=venue,
-                year=year,
-                track=track,
-                decision=decision,
-                author=author,
-                limit=limit,
-            ),
-        )
-
-    def bibtex(paper_ids: list[str]) -> str:
-        return _run(tools, "bibtex", dict(paper_ids=paper_ids))
-
-    def count_papers(
-        venue: str | None = None,
-        year: int | None = None,
-        track: str | None = None,
-        decision: str | None = None,
-        author: str | None = None,
-        topic: str | None = None,
-    ) -> str:
-        return _run(
-            tools,
-            "count_papers",
-            dict(venue=venue, year=year, track=track, decision=decision, author=author, topic=topic),
-        )
-
-    def list_papers(
-        venue: str | None = None,
-        year: int | None = None,
-        track: str | None = None,
-        decision: str | None = None,
-        author: str | None = None,
-        topic: str | None = None,
-        limit: int | None = None,
-    ) -> str:
-        return _run(
-            tools,
-            "list_papers",
-            dict(venue=venue, year=year, track=track, decision=decision, author=author, topic=topic, limit=limit),
-        )
-
-    functions: list[Callable[..., str]] = [search_papers, ask, lookup_paper, bibtex, count_papers, list_papers]
-    for fn in functions:
-        fn.__doc__ = SPECS[fn.__name__].docstring()
+        params = list(method.parameters.values())
+        run.__name__ = run.__qualname__ = name
+        run.__doc__ = spec.docstring()
+        run.__signature__ = method.replace(parameters=params, return_annotation="str")  # type: ignore[attr-defined]
+        run.__annotations__ = {p.name: p.annotation for p in params} | {"return": "str"}
+        functions.append(run)
     return functions
 
 
