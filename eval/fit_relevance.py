@@ -35,9 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from eval.heldout import SOURCES, cached_rows, item_split, raw_records
+from eval.heldout import cached_rows, split_items
 from rag.answer import FEATURES, QUESTION_FEATURES, RELEVANCE_MODEL, LogisticModel
-from rag.evaluation import load_items
 
 K = 5  # the papers an answer reads (RAG_K)
 
@@ -52,35 +51,32 @@ def collect(index: str, home: Path, splits: set[str]) -> list[dict]:
     loaded = app.index.load()
     relevance = app.pipeline.relevance
     out = []
-    for source in SOURCES:
-        if source.index != index or not source.path.exists():
+    done: dict[str, int] = {}
+    for source, item, _, split in split_items(index, loaded.catalog):
+        if item.history or split not in splits:
             continue
-        items, _ = load_items(source.path, loaded.catalog)
-        raw = raw_records(source.path)
-        chosen = [(i, item_split(i, raw.get(i.id, {}), source)) for i in items if not i.history]
-        chosen = [(i, s) for i, s in chosen if s in splits]
-        for n, (item, split) in enumerate(chosen, start=1):
-            hits = app.retriever.search(item.question, K).hits
-            assessment = relevance.assess(item.question, hits)
-            route = app.pipeline.router.intent(read(item.question, loaded.catalog).placeholders()).value
-            gold = set(item.gold_ids) if item.answerable else set()
-            out.append(
-                {
-                    "source": source.name,
-                    "id": item.id,
-                    "kind": item.kind,
-                    "split": split,
-                    "answerable": item.answerable,
-                    "gold": sorted(gold),
-                    "papers": [p.hit.paper.id for p in assessment.papers],
-                    "labels": [p.hit.paper.id in gold for p in assessment.papers],
-                    "features": [p.features.tolist() for p in assessment.papers],
-                    "question": assessment.question_features.tolist(),
-                    "route": route,
-                }
-            )
-            if n % 100 == 0:
-                print(f"  {source.name}: {n}/{len(chosen)}", file=sys.stderr)
+        hits = app.retriever.search(item.question, K).hits
+        assessment = relevance.assess(item.question, hits)
+        route = app.pipeline.router.intent(read(item.question, loaded.catalog).placeholders()).value
+        gold = set(item.gold_ids) if item.answerable else set()
+        out.append(
+            {
+                "source": source.name,
+                "id": item.id,
+                "kind": item.kind,
+                "split": split,
+                "answerable": item.answerable,
+                "gold": sorted(gold),
+                "papers": [p.hit.paper.id for p in assessment.papers],
+                "labels": [p.hit.paper.id in gold for p in assessment.papers],
+                "features": [p.features.tolist() for p in assessment.papers],
+                "question": assessment.question_features.tolist(),
+                "route": route,
+            }
+        )
+        done[source.name] = n = done.get(source.name, 0) + 1
+        if n % 100 == 0:
+            print(f"  {source.name}: {n}", file=sys.stderr)
     return out
 
 

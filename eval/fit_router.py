@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.heldout import SOURCES, item_split, raw_records
+from eval.heldout import split_items
 from rag.answer import ROUTER_MODEL, Intent, Router, route_features
 
 SEED = 20261202
@@ -207,25 +207,18 @@ def labelled(homes: dict[str, str], splits: set[str]) -> list[tuple[str, str]]:
     """(placeholder text, intent) of the held-out questions of the given splits."""
     from rag.answer import read
     from rag.app import App
-    from rag.evaluation import load_items
     from rag.settings import Settings
 
     rows = []
     for index, home in homes.items():
         os.environ["RAG_HOME"] = home
         catalog = App(Settings()).index.load().catalog
-        for source in SOURCES:
-            if source.index != index or not source.path.exists():
+        for _, item, record, split in split_items(index, catalog):
+            if split not in splits:
                 continue
-            items, _ = load_items(source.path, catalog)
-            raw = raw_records(source.path)
-            for item in items:
-                record = raw.get(item.id, {})
-                if item_split(item, record, source) not in splits:
-                    continue
-                if record.get("kind") == "catalogue" and "intent" not in record:
-                    continue  # not labelled (test, or an old set's catalogue item)
-                rows.append((read(item.question, catalog).placeholders(), record.get("intent", "content")))
+            if record.get("kind") == "catalogue" and "intent" not in record:
+                continue  # not labelled (test, or an old set's catalogue item)
+            rows.append((read(item.question, catalog).placeholders(), record.get("intent", "content")))
     return rows
 
 

@@ -16,9 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from eval.fit_relevance import fit
-from eval.heldout import SOURCES, cached_rows, item_split, raw_records
+from eval.heldout import cached_rows, split_items
 from rag.answer import SENTENCE_FEATURES, SENTENCE_MODEL, LogisticModel, idf
-from rag.evaluation import load_items
 
 
 def states(sentence: str, facts: list[str]) -> bool:
@@ -45,39 +44,33 @@ def collect(index: str, home: Path, splits: set[str]) -> list[dict]:
     )
     scorer = SentenceScorer(blank, TOKENIZE)
     out = []
-    for source in SOURCES:
-        if source.index != index or not source.path.exists():
+    for source, item, _, split in split_items(index, loaded.catalog):
+        if split not in splits or not item.answer_contains or not item.gold_ids or not item.answerable:
             continue
-        items, _ = load_items(source.path, loaded.catalog)
-        raw = raw_records(source.path)
-        for item in items:
-            split = item_split(item, raw.get(item.id, {}), source)
-            if split not in splits or not item.answer_contains or not item.gold_ids or not item.answerable:
+        terms = list(dict.fromkeys(TOKENIZE(item.question)))
+        df, total = loaded.keyword.frequencies(terms) if terms else ([], 1)
+        weights = {t: idf(d, max(total, 1)) for t, d in zip(terms, df)}
+        for pid in item.gold_ids[:3]:
+            paper = loaded.catalog.get(pid)
+            if paper is None or not paper.abstract:
                 continue
-            terms = list(dict.fromkeys(TOKENIZE(item.question)))
-            df, total = loaded.keyword.frequencies(terms) if terms else ([], 1)
-            weights = {t: idf(d, max(total, 1)) for t, d in zip(terms, df)}
-            for pid in item.gold_ids[:3]:
-                paper = loaded.catalog.get(pid)
-                if paper is None or not paper.abstract:
-                    continue
-                sentences = source_sentences(paper)[:14]
-                labels = [states(s, item.answer_contains) for s in sentences]
-                if not any(labels) or all(labels):
-                    continue
-                matrix = vectors.embed([item.question, *sentences])
-                cosines = matrix[1:] @ matrix[0]
-                rows = scorer.features(item.question, sentences, cosines, weights)
-                out.append(
-                    {
-                        "source": source.name,
-                        "id": item.id,
-                        "kind": item.kind,
-                        "split": split,
-                        "labels": labels,
-                        "features": rows.tolist(),
-                    }
-                )
+            sentences = source_sentences(paper)[:14]
+            labels = [states(s, item.answer_contains) for s in sentences]
+            if not any(labels) or all(labels):
+                continue
+            matrix = vectors.embed([item.question, *sentences])
+            cosines = matrix[1:] @ matrix[0]
+            rows = scorer.features(item.question, sentences, cosines, weights)
+            out.append(
+                {
+                    "source": source.name,
+                    "id": item.id,
+                    "kind": item.kind,
+                    "split": split,
+                    "labels": labels,
+                    "features": rows.tolist(),
+                }
+            )
     return out
 
 

@@ -23,7 +23,7 @@ import os
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,6 +86,19 @@ def cached_rows(path: Path, refresh: bool, homes: Sequence[str], collect: Any) -
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(rows))
     return rows
+
+
+def split_items(index: str, catalog: Any) -> Iterator[tuple[Source, Item, dict[str, Any], str]]:
+    """Every item of the sources asked of `index`: its source, the item, its raw record and its
+    split. The one loop the fitting scripts and benchmarks share."""
+    for source in SOURCES:
+        if source.index != index or not source.path.exists():
+            continue
+        items, _ = load_items(source.path, catalog)
+        raw = raw_records(source.path)
+        for item in items:
+            record = raw.get(item.id, {})
+            yield source, item, record, item_split(item, record, source)
 
 
 def raw_records(path: Path) -> dict[str, dict[str, Any]]:

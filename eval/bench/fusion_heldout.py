@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from eval.heldout import SOURCES, item_split, raw_records
-from rag.evaluation import SPLITS, load_items, mean, ndcg_at_k, recall_at_k
+from eval.heldout import split_items
+from rag.evaluation import SPLITS, mean, ndcg_at_k, recall_at_k
 
 DEPTH = 50  # the retriever's candidates per ranker (RAG_CANDIDATES)
 Run = dict[str, Any]  # {"gold": [...], "split": str, "set": str, "rankings": {name: [[pid, score], ...]}}
@@ -35,26 +35,21 @@ def collect(index: str, home: Path) -> list[Run]:
     app = App(Settings())
     loaded = app.index.load()
     runs: list[Run] = []
-    for source in SOURCES:
-        if source.index != index or not source.path.exists():
+    for source, item, _, split in split_items(index, loaded.catalog):
+        if not item.answerable or not item.gold_ids or item.history:
             continue
-        items, _ = load_items(source.path, loaded.catalog)
-        raw = raw_records(source.path)
-        for item in items:
-            if not item.answerable or not item.gold_ids or item.history:
-                continue
-            ranked = app.retriever.rankings(loaded, item.question, DEPTH, None, Mode.HYBRID)
-            runs.append(
-                {
-                    "gold": item.gold_ids,
-                    "split": item_split(item, raw.get(item.id, {}), source),
-                    "set": "scifact" if index == "scifact" else "conf",
-                    "source": source.name,
-                    "rankings": {
-                        r.name: [[p, r.scores[i] if r.scores else 0.0] for i, p in enumerate(r.papers)] for r in ranked
-                    },
-                }
-            )
+        ranked = app.retriever.rankings(loaded, item.question, DEPTH, None, Mode.HYBRID)
+        runs.append(
+            {
+                "gold": item.gold_ids,
+                "split": split,
+                "set": "scifact" if index == "scifact" else "conf",
+                "source": source.name,
+                "rankings": {
+                    r.name: [[p, r.scores[i] if r.scores else 0.0] for i, p in enumerate(r.papers)] for r in ranked
+                },
+            }
+        )
     return runs
 
 
