@@ -53,14 +53,18 @@ def byline(paper: Paper, limit: int = 6) -> str:
 
 
 class ExtractiveAnswerer:
-    """Quotes, per kept paper, its best sentences for the question: `lead` sentences for the first
-    paper, `per_paper` for the others (one when many papers are kept), in the abstract's order."""
+    """Quotes, per kept paper, its best sentences for the question: `alone` sentences when one paper
+    is kept, else `lead` for the first paper and `per_paper` for the others (one when many papers
+    are kept), in the abstract's order."""
 
     mode = "extractive"
 
-    def __init__(self, scorer: SentenceScorer, lead: int = 2, per_paper: int = 2, many: int = 4) -> None:
+    def __init__(
+        self, scorer: SentenceScorer, lead: int = 2, per_paper: int = 2, many: int = 4, alone: int = 3
+    ) -> None:
         self.scorer = scorer
         self.lead = lead
+        self.alone = alone
         self.per_paper = per_paper
         self.many = many
 
@@ -77,7 +81,10 @@ class ExtractiveAnswerer:
                 lines.append(f"- {TITLE_ONLY}.")
                 claims.append(Claim(text=hit.paper.title, cites=[n]))
                 continue
-            take = self.lead if position == 0 else (1 if len(kept) >= self.many else self.per_paper)
+            if len(kept) == 1:
+                take = self.alone
+            else:
+                take = self.lead if position == 0 else (1 if len(kept) >= self.many else self.per_paper)
             chosen = self.choose(question, paper, weights, take)
             lines += [f'- "{s}"' for s in chosen]
             claims += [Claim(text=s, cites=[n]) for s in chosen]
