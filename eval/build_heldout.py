@@ -9,6 +9,12 @@ quote the shared lists, which stay out of the repository. Written to `eval/gener
   - `title-words`: for title-only papers, "Which paper is about <the title's content words>?";
 - `conf_removed.jsonl` + `conf_removed_ids.txt`: the same masked-proposal and number questions,
   to be asked of the same index with those papers removed (`rag remove`): each must abstain;
+- `conf_conversations.jsonl` (index: `conf-removed`), two-turn conversations that open with a
+  masked-proposal question about a paper the index keeps, then ask one of:
+  - `generic-follow-up`: a question in the wording of `FOLLOW_UPS`, with no word that points back
+    and no subject of its own ("What were the main results?"): it must cite the first paper;
+  - `switch`: another kept paper's masked-proposal question: it must cite that paper, not the first;
+  - `switch-removed`: a removed paper's question: it must abstain, not answer from the first paper;
 - `scifact.jsonl`: the 505 SciFact train claims with their gold abstracts;
 - `scifact_removed.jsonl` + `scifact_removed_ids.txt`: the same claims over the corpus with every
   claim's gold abstracts removed: each must abstain.
@@ -120,7 +126,9 @@ def seed_texts(sample: Path) -> str:
     return " ".join(re.sub(r"\s+", " ", p.read_text(encoding="utf-8")) for p in sorted(sample.glob("*.txt")))
 
 
-def conference(shared: Path, sample: Path, n_abstract: int, n_title: int) -> tuple[list[dict], list[dict], list[str]]:
+def conference(
+    shared: Path, sample: Path, n_abstract: int, n_title: int
+) -> tuple[list[dict], list[dict], list[str], list[dict]]:
     papers = load_jsonl(shared / "iclr2025.jsonl") + load_jsonl(shared / "icml2025.jsonl")
     papers.sort(key=lambda p: p["id"])
     rng = random.Random(SEED)
@@ -179,7 +187,12 @@ def conference(shared: Path, sample: Path, n_abstract: int, n_title: int) -> tup
                 "split": split_of(p["id"]),
             }
         )
-    return items, removed, removed_ids
+    kept = []  # papers the removed index keeps, with no second copy that could answer instead
+    for p in with_abstract[n_abstract:]:
+        opening = re.sub(r"\s+", " ", p["abstract"])[:200]
+        if counts[opening] == 1 and opening[:120] not in seeds:
+            kept.append(p)
+    return items, removed, removed_ids, kept
 
 
 def scifact(shared: Path) -> tuple[list[dict], list[dict], list[str]]:
@@ -204,6 +217,73 @@ def scifact(shared: Path) -> tuple[list[dict], list[dict], list[str]]:
     return items, removed, sorted(gone)
 
 
+# Follow-ups with no word that points back ("it", "they", "this ...", "the paper") and no subject of
+# their own: what a user asks next about the paper just found.
+FOLLOW_UPS = (
+    "What were the main results?",
+    "How large was the improvement over the baselines?",
+    "Which datasets were used for evaluation?",
+    "How was the proposal evaluated?",
+    "What experiments were run?",
+    "What limitations are mentioned?",
+    "What was shown empirically?",
+    "What are the main findings?",
+)
+
+
+def conversations(kept: list[dict[str, Any]], removed: list[dict], n: int) -> list[dict]:
+    """Two-turn conversations over the index without the removed papers: each opens with a
+    masked-proposal question about a kept paper; the second turn is a generic follow-up, a switch
+    to another kept paper or a switch to a removed one, all three in the first paper's split."""
+    rng = random.Random(SEED + 1)
+    by_split: dict[str, list[tuple[dict, str]]] = {}
+    for paper in kept:
+        proposal = masked_proposal(paper)
+        if proposal:
+            question = f"Which paper {proposal[0]}s {proposal[1]}?"
+            by_split.setdefault(split_of(paper["id"]), []).append((paper, question))
+    gone: dict[str, list[dict]] = {}
+    for item in removed:
+        if item["kind"] == "masked-proposal-removed":
+            gone.setdefault(item["split"], []).append(item)
+    out: list[dict] = []
+    total = sum(len(pairs) for pairs in by_split.values())
+    for split, pairs in sorted(by_split.items()):
+        share = max(1, round(n * len(pairs) / total))
+        for (paper, opening), (other, other_question) in zip(pairs[:share], pairs[share : 2 * share]):
+            base = {"history": [opening], "split": split}
+            out.append(
+                {
+                    **base,
+                    "id": f"c-{paper['id']}-follow",
+                    "kind": "generic-follow-up",
+                    "question": rng.choice(FOLLOW_UPS),
+                    "gold_ids": [paper["id"]],
+                }
+            )
+            out.append(
+                {
+                    **base,
+                    "id": f"c-{paper['id']}-switch",
+                    "kind": "switch",
+                    "question": other_question,
+                    "gold_ids": [other["id"]],
+                }
+            )
+            if gone.get(split):
+                target = gone[split].pop(rng.randrange(len(gone[split])))
+                out.append(
+                    {
+                        **base,
+                        "id": f"c-{paper['id']}-switch-removed",
+                        "kind": "switch-removed",
+                        "question": target["question"],
+                        "answerable": False,
+                    }
+                )
+    return out
+
+
 def write(path: Path, rows: list[dict] | list[str]) -> None:
     with path.open("w", encoding="utf-8") as out:
         for row in rows:
@@ -217,11 +297,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "generated")
     parser.add_argument("--papers", type=int, default=1500, help="papers with an abstract to draw")
     parser.add_argument("--title-only", type=int, default=250, help="title-only papers to draw")
+    parser.add_argument("--conversations", type=int, default=200, help="conversations of each kind")
     args = parser.parse_args()
     if not (args.shared / "iclr2025.jsonl").exists():
         raise SystemExit(f"no shared data at {args.shared}: pass --shared")
     args.out.mkdir(parents=True, exist_ok=True)
-    items, removed, removed_ids = conference(args.shared, args.sample, args.papers, args.title_only)
+    items, removed, removed_ids, kept = conference(args.shared, args.sample, args.papers, args.title_only)
+    talks = conversations(kept, removed, args.conversations)
+    write(args.out / "conf_conversations.jsonl", talks)
     write(args.out / "conf_mechanical.jsonl", items)
     write(args.out / "conf_removed.jsonl", removed)
     write(args.out / "conf_removed_ids.txt", removed_ids)
@@ -229,7 +312,12 @@ def main() -> None:
     write(args.out / "scifact.jsonl", sf)
     write(args.out / "scifact_removed.jsonl", sf_removed)
     write(args.out / "scifact_removed_ids.txt", sf_ids)
-    for name, rows in (("conf_mechanical", items), ("conf_removed", removed), ("scifact", sf)):
+    for name, rows in (
+        ("conf_mechanical", items),
+        ("conf_removed", removed),
+        ("conf_conversations", talks),
+        ("scifact", sf),
+    ):
         by: dict[str, int] = {}
         for row in rows:
             by[f"{row['kind']}/{row['split']}"] = by.get(f"{row['kind']}/{row['split']}", 0) + 1

@@ -53,6 +53,7 @@ SOURCES = (
     *(Source(f"conf-written-w{n}", "conf", HELDOUT / f"conf_w{n}.jsonl") for n in range(1, 7)),
     Source("conf-mechanical", "conf", GENERATED / "conf_mechanical.jsonl"),
     Source("conf-removed", "conf-removed", GENERATED / "conf_removed.jsonl"),
+    Source("conf-conversations", "conf-removed", GENERATED / "conf_conversations.jsonl"),
     Source("scifact", "scifact", GENERATED / "scifact.jsonl"),
     Source("scifact-removed", "scifact-removed", GENERATED / "scifact_removed.jsonl"),
     Source("sample-dev", "sample", HANDWRITTEN / "dev.jsonl", "train"),

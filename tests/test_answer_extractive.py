@@ -103,6 +103,24 @@ def test_a_follow_up_that_refers_back_carries_the_subject_and_a_new_question_doe
     assert first.citations[0].paper.label == "PersuasionBench"  # earlier turns keep their citations
 
 
+def test_a_question_that_finds_nothing_alone_is_read_once_more_as_a_follow_up(sample_app: App) -> None:
+    """No cue says "How large was the improvement over the baselines?" points back, and alone it
+    finds nothing that answers it; it brings little the conversation's paper lacks, and read with
+    that subject it is answered. An off-topic question stays abstained (it brings its own topic),
+    and the user sees one answer, not the abstention before it."""
+    question = "How large was the improvement over the baselines?"
+    assert not sample_app.pipeline.read(question).refers_back
+    assert sample_app.pipeline.answer(question).abstained
+    session = sample_app.chat()
+    session.ask("What STL-10 accuracy does PLNL reach?")
+    shown: list[str] = []
+    answer = session.ask(question, on_token=shown.append)
+    assert not answer.abstained and answer.citations[0].paper.label == "PLNL" and "PLNL" in answer.query
+    assert "".join(shown) == answer.text and "does not say" not in "".join(shown)
+    off_topic = session.ask("What club does Lionel Messi play for?", on_token=shown.append)
+    assert off_topic.abstained and off_topic.citations == []
+
+
 def test_bad_questions(sample_app: App) -> None:
     with pytest.raises(QuestionError, match="empty"):
         sample_app.pipeline.answer("   ")

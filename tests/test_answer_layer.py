@@ -172,3 +172,14 @@ def test_a_paper_kept_alone_is_quoted_at_more_length_than_one_of_several(sample_
     lead, other = several.split("\n\n**")[1:3]
     assert len(quotes(lead)) == extractive.lead == 2 and len(quotes(other)) == extractive.per_paper
     assert set(quotes(lead)) <= set(alone)  # the best two of the three, not other sentences
+
+
+def test_unheld_counts_only_what_the_papers_lack_weighted_by_rarity(sample_app: App) -> None:
+    relevance = sample_app.pipeline.relevance
+    paper = next(p for p in sample_app.index.load().catalog.select(Filters(), 100) if p.label == "PLNL")
+    own_words = " ".join(paper.abstract.split()[:12])
+    assert relevance.unheld(own_words, [paper]) == 0.0
+    absent = relevance.unheld("zygomorphic", [paper])
+    assert 0.9 < absent < 1.3  # a word in no text counts about one (1 + log 2 / log texts)
+    assert relevance.unheld(f"{own_words} zygomorphic", [paper]) == absent
+    assert 0 < relevance.unheld("model", []) < absent  # a common word counts little

@@ -35,7 +35,7 @@ from rag.answer.evidence import Vectors, source_sentences
 from rag.answer.logistic import LogisticModel
 from rag.answer.sentences import Tokens
 from rag.text import COMMON_ACRONYMS, contains_term, names_in
-from rag.types import Hit
+from rag.types import Hit, Paper
 
 RELEVANCE_MODEL = Path(__file__).parents[1] / "models" / "relevance.json"
 FEATURES = (
@@ -137,6 +137,20 @@ class Relevance:
         terms = list(dict.fromkeys(self.tokens(question)))
         df, total = self.frequencies(terms) if terms else ([], 1)
         return {t: idf(d, max(total, 1)) for t, d in zip(terms, df)}
+
+    def unheld(self, question: str, papers: Sequence[Paper]) -> float:
+        """How much the question says that the papers do not: the rarity of each of its words that
+        none of them holds, summed, in units of the rarest word possible (one in no text counts about 1).
+        A follow-up about the papers just discussed brings little of its own ("How big were the
+        gains?"); a new question brings its topic."""
+        terms = list(dict.fromkeys(self.tokens(question)))
+        if not terms:
+            return 0.0
+        df, total = self.frequencies(terms)
+        total = max(total, 1)
+        held = set(self.tokens("\n".join(f"{p.title}\n{p.label}\n{p.abstract}" for p in papers)))
+        scale = math.log(1 + total + 0.5) or 1.0
+        return sum(idf(d, total) for t, d in zip(terms, df) if t not in held) / scale
 
     def assess(self, question: str, hits: Sequence[Hit], max_sentences: int = 14) -> Assessment:
         texts = [source_sentences(h.paper)[:max_sentences] for h in hits]
