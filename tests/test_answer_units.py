@@ -225,3 +225,17 @@ def test_sources_share_the_token_budget_fairly() -> None:
     from rag.tokens import count_tokens
 
     assert count_tokens(block) <= 1200 and small.abstract in block and '<source id="2">' in block
+
+
+def test_the_follow_up_reading_is_kept_only_when_it_answers_with_more_confidence() -> None:
+    from rag.answer.chat import _more_confident
+    from rag.types import Answer
+
+    def answer(abstained: bool, confidence: float | None) -> Answer:
+        return Answer(question="q", query="q", text="", mode="extractive", abstained=abstained, confidence=confidence)
+
+    assert _more_confident(answer(False, 0.5), answer(True, 0.1))
+    assert not _more_confident(answer(True, 0.9), answer(True, 0.1))
+    assert _more_confident(answer(False, 0.8), answer(False, 0.6))
+    assert not _more_confident(answer(False, 0.6), answer(False, 0.8))
+    assert not _more_confident(answer(False, 0.9), answer(False, None))  # a catalogue answer stands

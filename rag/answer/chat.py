@@ -5,7 +5,8 @@ A question is condensed with its history only when it refers back (`Query.refers
 "its authors", "that paper", or no subject of its own: "How much better?"); a self-contained new
 question is searched as asked, so "Which papers use graph neural networks?" after a question about
 one paper is not turned into a search for that paper. Offline, a question that does not point back
-but finds nothing that answers it alone is tried once more as a follow-up. Rewriting: with an LLM, the `condense`
+but says little the previous answer's papers lack is also read as a follow-up, and that reading
+is kept when it answers with more confidence. Rewriting: with an LLM, the `condense`
 prompt; without one, the query carries the previous turn's subject (the titles of the papers the
 previous answer cited, else retrieved). The previous answer's papers are also handed to the
 pipeline as the conversation's context, so "Who are its authors?" is answered from the catalogue."""
@@ -21,13 +22,23 @@ from rag.answer.query import Query
 from rag.store import Catalog
 from rag.types import Answer, Filters, Paper
 
-# The most a question may say that the conversation's papers do not (`Relevance.unheld`) and still be
-# read as a follow-up when it finds nothing alone. Chosen on the train split of the mechanical
-# conversations (`eval/generated/conf_conversations.jsonl`): at 1.6, 116 of 116 generic follow-ups
-# and 4 of 116 questions about a removed paper qualify, the most follow-ups for the fewest questions
-# that must abstain; without the bound, a question the collection cannot answer was answered from
-# the previous paper (validation: abstained 0.37 -> 0.02).
+# The most a question may say that the conversation's papers do not (`Relevance.unheld`) and still
+# be read as a follow-up too. Chosen on the train split of the mechanical conversations
+# (`eval/generated/conf_conversations.jsonl`): at 1.6, 116 of 116 generic follow-ups and 4 of 116
+# questions about a removed paper qualify, the most follow-ups for the fewest questions that must
+# abstain; without the bound, a question the collection cannot answer was answered from the
+# previous paper (validation: abstained 0.37 -> 0.02).
 FOLLOW_UP_UNHELD = 1.6
+
+
+def _more_confident(followed: Answer, asked: Answer) -> bool:
+    """The follow-up reading answers, and the question as asked does not or with less confidence
+    (a catalogue answer, which has no confidence, stands)."""
+    if followed.abstained:
+        return False
+    if asked.abstained:
+        return True
+    return followed.confidence is not None and asked.confidence is not None and followed.confidence > asked.confidence
 
 
 @dataclass
@@ -91,11 +102,11 @@ class ChatSession:
         q = self.pipeline.read(question)
         history = bool(self.turns and self.max_turns)
         follows = history and q.refers_back
-        # Offline, a question that does not point back is answered as asked; only when nothing the
-        # search finds answers it, and it brings little the conversation's papers lack
-        # (`FOLLOW_UP_UNHELD`), is it read as a follow-up ("what domains does that benchmark cover?":
-        # a definite or elided subject no cue names), and that reading is kept only if it answers.
-        # Both drafts are held back so that one answer is shown.
+        # Offline, a question that does not point back but brings little the conversation's papers
+        # lack (`FOLLOW_UP_UNHELD`) is answered both as asked and as a follow-up ("what domains does
+        # that benchmark cover?": a definite or elided subject no cue names), and the follow-up
+        # reading is kept when it answers with more confidence. Both drafts are held back so that
+        # one answer is shown.
         retry = (
             history
             and not follows
@@ -104,10 +115,10 @@ class ChatSession:
         )
         shown: list[str] = []
         answer = self._answer(question, q, filters, k, shown.append if retry else on_token, usage, follows)
-        if retry and answer.abstained:
+        if retry:
             held: list[str] = []
             followed = self._answer(question, q, filters, k, held.append, usage, True)
-            if not followed.abstained:
+            if _more_confident(followed, answer):
                 answer, shown = followed, held
         if retry and on_token:
             for token in shown:
