@@ -107,20 +107,20 @@ class ChatSession:
         # that benchmark cover?": a definite or elided subject no cue names), and the follow-up
         # reading is kept when it answers with more confidence. Both drafts are held back so that
         # one answer is shown.
-        retry = (
+        both_readings = (
             history
             and not follows
             and self.pipeline.llm is None
             and self.pipeline.relevance.unheld(question, subject_papers(self.turns[-1].answer)) <= FOLLOW_UP_UNHELD
         )
         shown: list[str] = []
-        answer = self._answer(question, q, filters, k, shown.append if retry else on_token, usage, follows)
-        if retry:
+        answer = self._answer(question, q, filters, k, shown.append if both_readings else on_token, usage, follows)
+        if both_readings:
             held: list[str] = []
             followed = self._answer(question, q, filters, k, held.append, usage, True)
             if _more_confident(followed, answer):
                 answer, shown = followed, held
-        if retry and on_token:
+        if both_readings and on_token:
             for token in shown:
                 on_token(token)
         if usage.calls:
