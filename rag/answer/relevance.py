@@ -143,14 +143,9 @@ class Relevance:
         none of them holds, summed, in units of the rarest word possible (one in no text counts about 1).
         A follow-up about the papers just discussed brings little of its own ("How big were the
         gains?"); a new question brings its topic."""
-        terms = list(dict.fromkeys(self.tokens(question)))
-        if not terms:
-            return 0.0
-        df, total = self.frequencies(terms)
-        total = max(total, 1)
+        facts = _QuestionFacts.read(question, self.tokens, self.frequencies)
         held = set(self.tokens("\n".join(f"{p.title}\n{p.label}\n{p.abstract}" for p in papers)))
-        scale = math.log(1 + total + 0.5) or 1.0
-        return sum(idf(d, total) for t, d in zip(terms, df) if t not in held) / scale
+        return float(sum(w for t, w in zip(facts.terms, facts.weights) if t not in held)) / facts.scale
 
     def assess(self, question: str, hits: Sequence[Hit], max_sentences: int = 14) -> Assessment:
         texts = [source_sentences(h.paper)[:max_sentences] for h in hits]
