@@ -31,12 +31,13 @@ from rag.answer import (
     SupportChecker,
     Verifier,
     matching,
+    source_sentences,
 )
 from rag.embed import Embedder, EmbedPool, HashEmbedder, LocalEmbedder
 from rag.errors import NothingReadError, SettingsError
 from rag.papers import Chunker, Reading, ReadOptions, estimate_records
 from rag.progress import Progress
-from rag.search import Fusion, Retriever, SearchResult
+from rag.search import Fusion, Rerank, Retriever, SearchResult, SentenceReranker
 from rag.settings import Settings
 from rag.store import TOKENIZE, ChromaStore, Index, Ingester, IngestReport, ProcessWriter, StoreWriter
 from rag.types import Answer, Filters, Mode, Paper
@@ -135,10 +136,20 @@ class App:
         return Index(self.store, self.embedder, self.chunker, self.home, self.settings.snapshot_every)
 
     @cached_property
+    def checker(self) -> SupportChecker:
+        """The citation check; its sentence-embedding cache is shared by the search's reranker
+        and the relevance model, so the sentences of the papers an answer reads are embedded once."""
+        return SupportChecker(self.embedder, self.settings.support_threshold)
+
+    @cached_property
     def retriever(self) -> Retriever:
-        return Retriever(
-            self.index, self.settings.candidates, self.settings.mode, Fusion(dense=self.settings.dense_weight)
+        s = self.settings
+        reranker = (  # its weight was chosen on the local model's cosines; other embedders differ in scale
+            SentenceReranker(self.checker.embed, source_sentences, Rerank(s.rerank_weight, s.rerank_depth))
+            if s.rerank_depth > 0 and s.embedder == "local"
+            else None
         )
+        return Retriever(self.index, s.candidates, s.mode, Fusion(dense=s.dense_weight), reranker)
 
     @cached_property
     def chat_model(self) -> ChatModel | None:
@@ -156,7 +167,7 @@ class App:
         model = self.chat_model
         llm = LLMAnswerer(model, s.context_tokens, PaperTools(self)) if model else None
         verifier = Verifier(model) if model and s.llm_verify else None
-        checker = SupportChecker(self.embedder, s.support_threshold)
+        checker = self.checker
         relevance = Relevance(
             checker.vectors,
             LogisticModel.load(RELEVANCE_MODEL, "paper"),

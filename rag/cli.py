@@ -352,7 +352,7 @@ def _print_hits(hits: list[dict[str, Any]]) -> None:
 def search(
     query: str | None, k: int | None, filters: Filters, mode: Mode | None, queries: Path | None, as_json: bool
 ) -> None:
-    """Find the papers that best match QUERY (dense + BM25, fused)."""
+    """Find the papers that best match QUERY (dense + BM25, fused; the first five reordered by best sentence)."""
     app = _app()
     app.preload()
     if queries is not None:

@@ -108,6 +108,16 @@ class RetrievalSettings(BaseModel):
         "chosen on held-out validation splits.",
     )
     candidates: int = Field(default=50, ge=1, description="Chunks each retriever contributes before fusion.")
+    rerank_depth: int = Field(
+        default=5,
+        ge=0,
+        le=100,
+        description="Hybrid search with the local model: the fused ranking's first papers reordered by "
+        "their best sentence (0: no reordering), chosen on held-out validation splits.",
+    )
+    rerank_weight: float = Field(
+        default=0.8, ge=0.0, le=10.0, description="Weight of a paper's best sentence cosine when reordering."
+    )
 
 
 class LLMSettings(BaseModel):

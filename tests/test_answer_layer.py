@@ -111,6 +111,24 @@ def test_a_count_with_a_topic_counts_the_papers_that_mention_it(sample_app: App)
     assert {c.paper.id for c in answer.citations} == {p.id for p in expected[:10]}
 
 
+def test_relevance_reads_the_fusions_rank_not_the_reordered_one(sample_app: App) -> None:
+    """The search reorders its first papers by best sentence; the relevance models read each
+    paper's place in the fusion's order, the signal they were fitted on, so listing the same
+    papers in another order changes no probability and no confidence."""
+    question = "Which benchmark measures how persuasive language models are?"
+    hits = sample_app.search(question, k=5).hits
+    assert all("fused" in h.ranks for h in hits)
+    relevance = sample_app.pipeline.relevance
+    as_searched = relevance.assess(question, hits)
+    reversed_ = relevance.assess(question, list(reversed(hits)))
+    by_id = {p.hit.paper.id: p.probability for p in reversed_.papers}
+    # (to float noise: the model embeds a batch in another order)
+    assert all(abs(by_id[p.hit.paper.id] - p.probability) < 1e-6 for p in as_searched.papers)
+    assert abs(as_searched.confidence - reversed_.confidence) < 1e-6
+    rank = FEATURES.index("rank")
+    assert sorted(p.features[rank] for p in as_searched.papers) == [1 / 5, 1 / 4, 1 / 3, 1 / 2, 1.0]
+
+
 @pytest.mark.slow
 def test_a_title_only_paper_is_said_to_be_one(tmp_path: Path) -> None:
     from tests.conftest import hash_app

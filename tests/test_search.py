@@ -142,3 +142,49 @@ def test_the_same_search_gives_the_same_bytes_every_time(tmp_path: Path) -> None
     dense = {o.stdout for o in outputs[10:]}
     assert len(hybrid) == 1 and len(dense) == 1, (len(hybrid), len(dense))
     assert len(json.loads(hybrid.pop())) == 10
+
+
+def test_hybrid_search_reorders_only_its_first_papers_by_best_sentence(sample_app: App, tmp_path: Path) -> None:
+    query = "which work checks whether language models can persuade people"
+    reordered = sample_app.search(query, k=10).hits
+    plain = App(Settings(home=sample_app.settings.home, rerank_depth=0)).search(query, k=10).hits
+    depth = sample_app.settings.rerank_depth
+    # the same papers come first, in an order that may differ; below the reordered ones nothing moves
+    assert {h.paper.id for h in reordered[:depth]} == {h.paper.id for h in plain[:depth]}
+    assert [h.paper.id for h in reordered[depth:]] == [h.paper.id for h in plain[depth:]]
+    assert all("sentence" in h.signals for h in reordered[:depth])
+    assert not any("sentence" in h.signals for h in reordered[depth:] + plain)
+    scores = [h.score for h in reordered]
+    assert scores == sorted(scores, reverse=True)
+    # keyword and dense search are left as their ranker orders them
+    assert not any("sentence" in h.signals for h in sample_app.search(query, k=5, mode="keyword").hits)
+
+
+def test_a_paper_whose_one_sentence_answers_moves_above_a_slightly_better_fused_one(sample_app: App) -> None:
+    from rag.answer import source_sentences
+    from rag.search import Rerank, SentenceReranker
+    from rag.types import Paper
+
+    on_topic = Paper(
+        "a",
+        title="Training large models on many devices",
+        abstract="We study distributed optimisation at scale. "
+        "Our method compresses gradients to one bit per coordinate before sending them between workers. "
+        "Experiments cover image classification.",
+    )
+    off_topic = Paper(
+        "b",
+        title="Gradient methods for distributed training",
+        abstract="We study gradient methods for distributed training of large models. "
+        "We prove convergence rates for non-convex objectives under bounded variance.",
+    )
+    reranker = SentenceReranker(sample_app.checker.embed, source_sentences, Rerank(weight=0.8, depth=5))
+    query = "compressing gradients to a single bit to cut communication between workers"
+    cosines = reranker.best_cosines(query, [on_topic, off_topic])
+    assert cosines[0] > cosines[1] + 0.1
+    order = reranker.reorder(query, [(off_topic, 0.62), (on_topic, 0.60)])
+    assert [p.id for p, _, _ in order] == ["a", "b"]
+    # with no weight the fused order stands; ties fall to the paper id
+    flat = SentenceReranker(sample_app.checker.embed, source_sentences, Rerank(weight=0.0, depth=5))
+    assert [p.id for p, _, _ in flat.reorder(query, [(off_topic, 0.62), (on_topic, 0.60)])] == ["b", "a"]
+    assert [p.id for p, _, _ in flat.reorder(query, [(off_topic, 0.6), (on_topic, 0.6)])] == ["a", "b"]

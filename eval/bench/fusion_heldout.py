@@ -2,10 +2,12 @@
 
     python -m eval.bench.fusion_heldout --home conf=DIR --home scifact=DIR [--cache FILE] [--test]
 
-Each ranker runs once per answerable question without history (its top 100, with scores where it
+Each ranker runs once per answerable question without history (its top 50, with scores where it
 has them) over the conference sources (writers' and mechanical sets) and SciFact's claims; the
-rankings are cached, so variants are compared in seconds. Prints nDCG@10 and Recall@5 per split:
-every ranker alone, the fusion with each ranker left out (ablation), and the fusion variants.
+rankings are cached, with each of the chosen fusion's first ten papers' best sentence cosine (for
+the reranker, rag.search.rerank), so variants are compared in seconds. Prints nDCG@10 and Recall@5
+per split: every ranker alone, the fusion, the fusion reordered by best sentence at several weights
+and depths, and the other fusion variants.
 Choices are made on `validation`; `--test` adds the test column once the choice is made."""
 
 from __future__ import annotations
@@ -23,7 +25,10 @@ from eval.heldout import split_items
 from rag.evaluation import SPLITS, mean, ndcg_at_k, recall_at_k
 
 DEPTH = 50  # the retriever's candidates per ranker (RAG_CANDIDATES)
-Run = dict[str, Any]  # {"gold": [...], "split": str, "set": str, "rankings": {name: [[pid, score], ...]}}
+RERANK_DEPTH = 10  # the fused ranking's first papers whose best sentence cosine is cached
+# {"gold": [...], "split": str, "set": str, "rankings": {name: [[pid, score], ...]},
+#  "sentence": [[pid, best sentence cosine], ...] for the chosen fusion's first RERANK_DEPTH papers}
+Run = dict[str, Any]
 
 
 def collect(index: str, home: Path) -> list[Run]:
@@ -34,32 +39,38 @@ def collect(index: str, home: Path) -> list[Run]:
 
     app = App(Settings())
     loaded = app.index.load()
+    reranker = app.retriever.reranker
+    assert reranker is not None, "the sentence reranker needs the local embedding model"
     runs: list[Run] = []
     for source, item, _, split in split_items(index, loaded.catalog):
         if not item.answerable or not item.gold_ids or item.history:
             continue
         ranked = app.retriever.rankings(loaded, item.question, DEPTH, None, Mode.HYBRID)
+        rankings = {r.name: [[p, r.scores[i] if r.scores else 0.0] for i, p in enumerate(r.papers)] for r in ranked}
+        first = library(app.settings.dense_weight)({"rankings": rankings})[:RERANK_DEPTH]
+        papers = loaded.catalog.get_many(first)
+        found = [papers[p] for p in first if p in papers]
+        cosines = reranker.best_cosines(item.question, found)
         runs.append(
             {
                 "gold": item.gold_ids,
                 "split": split,
                 "set": "scifact" if index == "scifact" else "conf",
                 "source": source.name,
-                "rankings": {
-                    r.name: [[p, r.scores[i] if r.scores else 0.0] for i, p in enumerate(r.papers)] for r in ranked
-                },
+                "rankings": rankings,
+                "sentence": [[p.id, c] for p, c in zip(found, cosines)],
             }
         )
     return runs
 
 
-Fusion = Callable[[dict[str, list[list[Any]]]], list[str]]
+Fusion = Callable[[Run], list[str]]  # a run -> its papers, best first
 
 
 def rrf(weights: dict[str, float], k: float) -> Fusion:
-    def fuse(rankings: dict[str, list[list[Any]]]) -> list[str]:
+    def fuse(run: Run) -> list[str]:
         scores: dict[str, float] = {}
-        for name, ranked in rankings.items():
+        for name, ranked in run["rankings"].items():
             w = weights.get(name, 0.0)
             for rank, (pid, _) in enumerate(ranked, start=1):
                 scores[pid] = scores.get(pid, 0.0) + w / (k + rank)
@@ -72,7 +83,8 @@ def convex(alpha: float, boosts: dict[str, float], k: float, norm: str = "max") 
     """alpha * dense cosine + (1 - alpha) * BM25 normalised within the candidates, plus
     reciprocal-rank boosts from the rankers that only order (names, mentions, authors, facets)."""
 
-    def fuse(rankings: dict[str, list[list[Any]]]) -> list[str]:
+    def fuse(run: Run) -> list[str]:
+        rankings = run["rankings"]
         scores: dict[str, float] = {}
         for name, weight in (("dense", alpha), ("keyword", 1 - alpha)):
             ranked = rankings.get(name, [])
@@ -94,25 +106,44 @@ def convex(alpha: float, boosts: dict[str, float], k: float, norm: str = "max") 
     return fuse
 
 
-def library(dense: float) -> Fusion:
-    """The retriever's own fusion (rag.search.retrieve.fuse) over the cached rankings."""
+def library_scores(rankings: dict[str, list[list[Any]]], dense: float) -> dict[str, float]:
+    """The retriever's own fusion (rag.search.retrieve.fuse) over cached rankings."""
     from rag.search import Fusion as Weights
     from rag.search import Ranking, fuse
 
-    def run(rankings: dict[str, list[list[Any]]]) -> list[str]:
-        built = [
-            Ranking(name, [p for p, _ in r], [s for _, s in r] if name in ("dense", "keyword") else [])
-            for name, r in rankings.items()
-            if name in ("dense", "keyword")
-        ]
-        scores = fuse(built, Weights(dense=dense))
+    built = [
+        Ranking(name, [p for p, _ in r], [s for _, s in r])
+        for name, r in rankings.items()
+        if name in ("dense", "keyword")
+    ]
+    return fuse(built, Weights(dense=dense))
+
+
+def library(dense: float) -> Fusion:
+    def run(r: Run) -> list[str]:
+        scores = library_scores(r["rankings"], dense)
         return sorted(scores, key=lambda p: (-scores[p], p))
 
     return run
 
 
+def reranked(dense: float, weight: float, depth: int) -> Fusion:
+    """The retriever's fusion, its first `depth` papers reordered by fused score + weight x best
+    sentence cosine (rag.search.rerank), from the cosines cached for the chosen fusion's first
+    papers (so `dense` other than the chosen weight reads cosines of a slightly different list)."""
+
+    def run(r: Run) -> list[str]:
+        scores = library_scores(r["rankings"], dense)
+        cosines = dict((p, c) for p, c in r.get("sentence", []))
+        order = sorted(scores, key=lambda p: (-scores[p], p))
+        bonus = {p: scores[p] + weight * max(cosines.get(p, 0.0), 0.0) for p in order[:depth]}
+        return sorted(bonus, key=lambda p: (-bonus[p], p)) + order[depth:]
+
+    return run
+
+
 def single(name: str) -> Fusion:
-    return lambda rankings: [p for p, _ in rankings.get(name, [])]
+    return lambda run: [p for p, _ in run["rankings"].get(name, [])]
 
 
 # The sets a figure is reported on. The lists' questions are split by family as well: the mechanical
@@ -141,7 +172,7 @@ def evaluate(name: str, fusion: Fusion, runs: Sequence[Run], splits: Sequence[st
             if not chosen:
                 figures[(data, split)] = (math.nan, math.nan)
                 continue
-            orders = [fusion(r["rankings"]) for r in chosen]
+            orders = [fusion(r) for r in chosen]
             figures[(data, split)] = (
                 mean(ndcg_at_k(o, r["gold"], 10) for o, r in zip(orders, chosen)),
                 mean(recall_at_k(o, r["gold"], 5) for o, r in zip(orders, chosen)),
@@ -202,7 +233,15 @@ def main() -> None:
         return
     splits = [s for s in SPLITS if args.test or s != "test"]
     results = [evaluate(f"{name} alone", single(name), runs, splits) for name in ("dense", "keyword")]
-    results.append(evaluate("chosen: rag.search.retrieve.fuse", library(0.35), runs, splits))
+    results.append(evaluate("fusion alone: rag.search.retrieve.fuse", library(0.35), runs, splits))
+    if any("sentence" in r for r in runs):  # cached before the sentence reranker
+        results.append(
+            evaluate("chosen: fusion, first 5 reordered by best sentence (0.8)", reranked(0.35, 0.8, 5), runs, splits)
+        )
+        for weight, depth in ((0.3, 5), (0.5, 5), (1.0, 5), (1.5, 5), (3.0, 5), (0.8, 3), (0.8, 10)):
+            results.append(
+                evaluate(f"reordered, weight {weight}, first {depth}", reranked(0.35, weight, depth), runs, splits)
+            )
     if any("names" in r["rankings"] for r in runs):  # cached before the names boost was dropped
         results.append(evaluate("chosen + names boost 0.2", convex(0.35, {"names": 0.2}, 1, "minmax"), runs, splits))
     if any("mentions" in r["rankings"] for r in runs):  # rankings cached by the previous wave's code

@@ -126,7 +126,8 @@ def markdown(dataset: Path, configs: dict[str, Any], errors: list[str], repeat: 
         s = configs[name]["settings"]
         lines.append(
             f"- **{name}**: {overrides} (mode={s['mode']}, k={s['k']}, answerer={s['answerer']}, "
-            f"embedder={s['embedder']}, dense_weight={s['dense_weight']}, chunk_tokens={s['chunk_tokens']})"
+            f"embedder={s['embedder']}, dense_weight={s['dense_weight']}, "
+            f"rerank_depth={s.get('rerank_depth', '–')}, chunk_tokens={s['chunk_tokens']})"
         )
     lines += [
         "",

@@ -4,8 +4,9 @@ Rankers, each a list of paper ids best first:
 - `dense`: nearest chunks in Chroma, one entry per paper (chunks of a text version the log does
   not list as live are dropped, so leftovers of a killed or concurrent writer never surface);
 - `keyword`: BM25 over chunk text plus title, label, authors, venue, track and decision;
-Filters resolve to a mask over paper numbers that every ranker applies while ranking, so a
-filtered search still returns k papers when k exist. Ties are broken by paper id, so the same
+In hybrid search the fused ranking's first papers are then reordered by their best sentence
+(`rag.search.rerank`). Filters resolve to a mask over paper numbers that every ranker applies
+while ranking, so a filtered search still returns k papers when k exist. Ties are broken by paper id, so the same
 index and query give the same order every time.
 
 Which rankers earn their place was measured on held-out splits (`python -m eval.bench.fusion_heldout`,
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rag.search.rerank import SentenceReranker
 from rag.store import Index, Loaded
 from rag.types import ChunkId, Filters, Hit, Mode
 
@@ -87,11 +89,13 @@ class Retriever:
         candidates: int = 50,
         mode: Mode = Mode.HYBRID,
         fusion: Fusion = Fusion(),
+        reranker: SentenceReranker | None = None,
     ) -> None:
         self.index = index
         self.mode = Mode(mode)
         self.candidates = candidates
         self.fusion = fusion
+        self.reranker = reranker  # hybrid search only: a chosen ranker alone is left as it ranks
 
     # -- rankers ----------------------------------------------------------------------------
     def dense(self, loaded: Loaded, vector: np.ndarray, n: int, allowed: np.ndarray | None) -> Scored:
@@ -204,17 +208,25 @@ class Retriever:
         scores = fuse(rankings, self.fusion)
         first = {r.name: {p: i for i, p in enumerate(r.papers, start=1)} for r in rankings}
         signals = {r.name: dict(zip(r.papers, r.scores)) for r in rankings if r.scores}
-        ordered = sorted(scores, key=lambda p: (-scores[p], p))[:k]
+        reranker = self.reranker if mode is Mode.HYBRID else None
+        depth = max(k, reranker.rerank.depth) if reranker else k
+        ordered = sorted(scores, key=lambda p: (-scores[p], p))[:depth]
         papers = loaded.catalog.get_many(ordered)
+        ranked = [(papers[p], scores[p]) for p in ordered if p in papers]
+        lap("fuse")
+        if reranker is not None:
+            first["fused"] = {p.id: i for i, (p, _) in enumerate(ranked, start=1)}  # the order before reordering
+            reordered = reranker.reorder(query, ranked)
+            ranked = [(p, s) for p, s, _ in reordered]
+            signals["sentence"] = {p.id: cosine for p, _, cosine in reordered if cosine is not None}
+            lap("rerank")
         hits = [
             Hit(
-                papers[p],
-                scores[p],
-                {name: ranks[p] for name, ranks in first.items() if p in ranks},
-                {name: got[p] for name, got in signals.items() if p in got},
+                paper,
+                score,
+                {name: ranks[paper.id] for name, ranks in first.items() if paper.id in ranks},
+                {name: got[paper.id] for name, got in signals.items() if paper.id in got},
             )
-            for p in ordered
-            if p in papers
+            for paper, score in ranked[:k]
         ]
-        lap("fuse")
         return SearchResult(hits, timings)
