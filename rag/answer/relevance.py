@@ -34,6 +34,7 @@ from rag.answer.cues import ASKS, cues
 from rag.answer.evidence import Vectors, source_sentences
 from rag.answer.logistic import LogisticModel
 from rag.answer.sentences import Tokens
+from rag.search.rerank import MAX_SENTENCES
 from rag.text import COMMON_ACRONYMS, contains_term, names_in
 from rag.types import Hit, Paper
 
@@ -147,7 +148,7 @@ class Relevance:
         held = set(self.tokens("\n".join(f"{p.title}\n{p.label}\n{p.abstract}" for p in papers)))
         return float(sum(w for t, w in zip(facts.terms, facts.weights) if t not in held)) / facts.scale
 
-    def assess(self, question: str, hits: Sequence[Hit], max_sentences: int = 14) -> Assessment:
+    def assess(self, question: str, hits: Sequence[Hit], max_sentences: int = MAX_SENTENCES) -> Assessment:
         """Both models over the hits. A paper's `rank` is its place in the fusion's order, the
         signal the models were fitted on: the search reorders its first papers by their best
         sentence (rag.search.rerank), which the models already read as `cos_best`. Fed the reordered

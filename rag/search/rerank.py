@@ -38,7 +38,7 @@ class Rerank:
     depth: int = 5
 
 
-MAX_SENTENCES = 14  # the relevance model reads as many (rag.answer.relevance.Relevance.assess)
+MAX_SENTENCES = 14  # of a paper's sentences; the relevance model reads the same ones, so they are embedded once
 
 
 @dataclass(frozen=True)
