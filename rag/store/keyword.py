@@ -44,6 +44,21 @@ K1, B = 1.5, 0.75
 MAX_SEGMENTS = 8
 FLUSH_DOCS = 100_000
 _ARRAYS = ("terms", "indptr", "docs", "tfs", "doclen", "pno", "chunk")
+_NPY_HEADERS = threading.Lock()
+
+
+def load_array(path: Path, mmap_mode: Literal["r"] | None = None) -> np.ndarray:
+    """`np.load` of one .npy, one thread at a time. NumPy reads the header with `ast.literal_eval`,
+    and CPython 3.11 keeps the AST converter's recursion depth per interpreter, not per thread
+    (gh-106905, fixed in 3.12): a thread switch inside it (a finaliser run by the collector) lets two
+    threads' parses interleave and one raises "SystemError: AST constructor recursion depth
+    mismatch". UI threads sharing one App reload these arrays together after another process
+    rewrote the index; a concurrency test met the error once in six runs. The arrays are memory-mapped,
+    so the lock covers a header read."""
+    with _NPY_HEADERS:
+        return np.load(path, mmap_mode=mmap_mode, allow_pickle=False)
+
+
 _STOP = frozenset(STOPWORDS_EN)
 _WORD = re.compile(r"\w\w+")
 STOP = -1  # the term id of every stopword: counted, then dropped
@@ -110,7 +125,7 @@ class Segment:
         self.folder = folder
         self.name = folder.name
         mode: Literal["r"] | None = "r" if mmap else None
-        arrays = {name: np.load(folder / f"{name}.npy", mmap_mode=mode) for name in _ARRAYS}
+        arrays = {name: load_array(folder / f"{name}.npy", mode) for name in _ARRAYS}
         self.terms, self.indptr, self.docs, self.tfs = arrays["terms"], arrays["indptr"], arrays["docs"], arrays["tfs"]
         self.doclen, self.pno, self.chunk = arrays["doclen"], arrays["pno"], arrays["chunk"]
         self.deleted = deleted if deleted is not None else np.zeros(len(self.pno), dtype=bool)
@@ -278,7 +293,7 @@ class KeywordIndex:
                     entries = json.loads(self.manifest.read_text())["segments"]
                     segments = []
                     for entry in entries:
-                        deleted = np.load(self.folder / entry["deleted"]) if entry.get("deleted") else None
+                        deleted = load_array(self.folder / entry["deleted"]) if entry.get("deleted") else None
                         segments.append(Segment(self.folder / entry["name"], deleted))
                 except (OSError, ValueError, KeyError, TypeError) as err:
                     raise ValueError(f"keyword index in {self.folder} is damaged: {err}") from err
@@ -400,7 +415,7 @@ class KeywordIndex:
             if entry.get("deleted"):
                 deleted_files[name] = f"del-{name}-adopted.npy"
                 os.replace(_inside(source, entry["deleted"]), self.folder / deleted_files[name])
-                deleted = np.load(self.folder / deleted_files[name])
+                deleted = load_array(self.folder / deleted_files[name])
             segments.append(Segment(self.folder / name, deleted))
         self._save(segments, deleted_files)
 
