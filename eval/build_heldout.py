@@ -17,7 +17,10 @@ quote the shared lists, which stay out of the repository. Written to `eval/gener
   - `switch-removed`: a removed paper's question: it must abstain, not answer from the first paper;
 - `scifact.jsonl`: the 505 SciFact train claims with their gold abstracts;
 - `scifact_removed.jsonl` + `scifact_removed_ids.txt`: the same claims over the corpus with every
-  claim's gold abstracts removed: each must abstain.
+  claim's gold abstracts removed: each must abstain;
+- `conf_offtopic.jsonl` (index: seeds + both lists): the same claims asked of the machine-learning
+  conference, off-topic by construction (biomedical findings no ML abstract states): each must
+  abstain. Hundreds of off-topic questions, where the writers wrote 30.
 
 Every item carries its split (`rag.evaluation.splits.split_of`, keyed by the gold paper). The rules below
 build questions; they are not the assistant's rules and nothing in `rag/` imports them."""
@@ -195,9 +198,9 @@ def conference(
     return items, removed, removed_ids, kept
 
 
-def scifact(shared: Path) -> tuple[list[dict], list[dict], list[str]]:
+def scifact(shared: Path) -> tuple[list[dict], list[dict], list[dict], list[str]]:
     claims = load_jsonl(shared / "scifact" / "queries_train.jsonl")
-    items, removed, gone = [], [], set()
+    items, removed, offtopic, gone = [], [], [], set()
     for claim in claims:
         gold = [str(g) for g in claim["gold_ids"]]
         split = split_of(f"scifact:{sorted(gold)[0]}")
@@ -213,8 +216,17 @@ def scifact(shared: Path) -> tuple[list[dict], list[dict], list[str]]:
                 "split": split,
             }
         )
+        offtopic.append(
+            {
+                "id": f"sf-{claim['id']}-offtopic",
+                "kind": "biomedical-claim",
+                "question": claim["query"],
+                "answerable": False,
+                "split": split,
+            }
+        )
         gone.update(gold)
-    return items, removed, sorted(gone)
+    return items, removed, offtopic, sorted(gone)
 
 
 # Follow-ups with no word that points back ("it", "they", "this ...", "the paper") and no subject of
@@ -308,9 +320,10 @@ def main() -> None:
     write(args.out / "conf_mechanical.jsonl", items)
     write(args.out / "conf_removed.jsonl", removed)
     write(args.out / "conf_removed_ids.txt", removed_ids)
-    sf, sf_removed, sf_ids = scifact(args.shared)
+    sf, sf_removed, offtopic, sf_ids = scifact(args.shared)
     write(args.out / "scifact.jsonl", sf)
     write(args.out / "scifact_removed.jsonl", sf_removed)
+    write(args.out / "conf_offtopic.jsonl", offtopic)
     write(args.out / "scifact_removed_ids.txt", sf_ids)
     for name, rows in (
         ("conf_mechanical", items),
