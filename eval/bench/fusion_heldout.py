@@ -134,7 +134,7 @@ def reranked(dense: float, weight: float, depth: int) -> Fusion:
 
     def run(r: Run) -> list[str]:
         scores = library_scores(r["rankings"], dense)
-        cosines = dict((p, c) for p, c in r.get("sentence", []))
+        cosines = {p: c for p, c in r.get("sentence", [])}
         order = sorted(scores, key=lambda p: (-scores[p], p))
         bonus = {p: scores[p] + weight * max(cosines.get(p, 0.0), 0.0) for p in order[:depth]}
         return sorted(bonus, key=lambda p: (-bonus[p], p)) + order[depth:]
