@@ -34,7 +34,7 @@ from rag.answer.cues import ASKS, cues
 from rag.answer.evidence import Vectors, source_sentences
 from rag.answer.logistic import LogisticModel
 from rag.answer.sentences import Tokens
-from rag.search.rerank import MAX_SENTENCES
+from rag.search import MAX_SENTENCES
 from rag.text import COMMON_ACRONYMS, contains_term, names_in
 from rag.types import Hit, Paper
 
