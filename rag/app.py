@@ -30,8 +30,8 @@ from rag.answer import (
     SentenceScorer,
     SupportChecker,
     Verifier,
+    leading_sentences,
     matching,
-    source_sentences,
 )
 from rag.embed import Embedder, EmbedPool, HashEmbedder, LocalEmbedder
 from rag.errors import NothingReadError, SettingsError
@@ -145,7 +145,7 @@ class App:
     def retriever(self) -> Retriever:
         s = self.settings
         reranker = (  # its weight was chosen on the local model's cosines; other embedders differ in scale
-            SentenceReranker(self.checker.embed, source_sentences, Rerank(s.rerank_weight, s.rerank_depth))
+            SentenceReranker(self.checker.embed, leading_sentences, Rerank(s.rerank_weight, s.rerank_depth))
             if s.rerank_depth > 0 and s.embedder == "local"
             else None
         )

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from rag.answer.chatmodel import ChatModel, Usage
     from rag.answer.cite import MARKER, SupportChecker, bibtex_entry, parse_numbers
     from rag.answer.compose import ExtractiveAnswerer, name_of
-    from rag.answer.evidence import source_sentences
+    from rag.answer.evidence import leading_sentences, source_sentences
     from rag.answer.examples import example_questions
     from rag.answer.llm import OpenAIChat, OpenAIEmbedder
     from rag.answer.logistic import LogisticModel
@@ -62,6 +62,7 @@ _WHERE = {
     "parse_numbers": "rag.answer.cite",
     "read": "rag.answer.query",
     "route_features": "rag.answer.route",
+    "leading_sentences": "rag.answer.evidence",
     "source_sentences": "rag.answer.evidence",
 }
 __all__ = [
@@ -98,6 +99,7 @@ __all__ = [
     "parse_numbers",
     "read",
     "route_features",
+    "leading_sentences",
     "source_sentences",
 ]
 

@@ -41,6 +41,15 @@ def source_sentences(paper: Paper) -> list[str]:
     return split_sentences(text) or ([text] if text else [])
 
 
+MAX_SENTENCES = 14  # of a paper's sentences the relevance model and the search's reranker compare
+
+
+def leading_sentences(paper: Paper) -> list[str]:
+    """The sentences of a source that are compared with a question: the relevance model and the
+    search's reranker read the same ones, so through the shared cache each is embedded once."""
+    return source_sentences(paper)[:MAX_SENTENCES]
+
+
 def overlap(words: set[str], sentence: str) -> float:
     """Share of `words` (content words of a question or claim) that the sentence contains."""
     return len(words & content_words(sentence)) / len(words) if words else 0.0

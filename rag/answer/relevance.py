@@ -31,10 +31,9 @@ from pathlib import Path
 import numpy as np
 
 from rag.answer.cues import ASKS, cues
-from rag.answer.evidence import Vectors, source_sentences
+from rag.answer.evidence import Vectors, leading_sentences
 from rag.answer.logistic import LogisticModel
 from rag.answer.sentences import Tokens
-from rag.search import MAX_SENTENCES
 from rag.text import COMMON_ACRONYMS, contains_term, names_in
 from rag.types import Hit, Paper
 
@@ -148,7 +147,7 @@ class Relevance:
         held = set(self.tokens("\n".join(f"{p.title}\n{p.label}\n{p.abstract}" for p in papers)))
         return float(sum(w for t, w in zip(facts.terms, facts.weights) if t not in held)) / facts.scale
 
-    def assess(self, question: str, hits: Sequence[Hit], max_sentences: int = MAX_SENTENCES) -> Assessment:
+    def assess(self, question: str, hits: Sequence[Hit]) -> Assessment:
         """Both models over the hits. A paper's `rank` is its place in the fusion's order, the
         signal the models were fitted on: the search reorders its first papers by their best
         sentence (rag.search.rerank), which the models already read as `cos_best`. Fed the reordered
@@ -156,7 +155,7 @@ class Relevance:
         -> 0.892) but lost on test (0.836 -> 0.830; off-topic abstained 11 -> 9 of 11; paper-removed
         0.609 -> 0.571), and a refit on the reordered rank abstained less at the same false-abstention
         rate (validation 0.422 vs 0.451)."""
-        texts = [source_sentences(h.paper)[:max_sentences] for h in hits]
+        texts = [leading_sentences(h.paper) for h in hits]
         titles = [h.paper.title or h.paper.label or "" for h in hits]
         flat = [s for sentences in texts for s in sentences]
         matrix = self.vectors.embed([question, *flat, *titles])

@@ -13,11 +13,10 @@ from rag.lazy import exports
 
 if TYPE_CHECKING:
     from rag.search.paper_map import PaperMap, compute_map
-    from rag.search.rerank import MAX_SENTENCES, Rerank, SentenceReranker
+    from rag.search.rerank import Rerank, SentenceReranker
     from rag.search.retrieve import Fusion, Ranking, Retriever, SearchResult, fuse
 
 _WHERE = {
-    "MAX_SENTENCES": "rag.search.rerank",
     "Fusion": "rag.search.retrieve",
     "PaperMap": "rag.search.paper_map",
     "Ranking": "rag.search.retrieve",
@@ -29,7 +28,6 @@ _WHERE = {
     "fuse": "rag.search.retrieve",
 }
 __all__ = [
-    "MAX_SENTENCES",
     "Fusion",
     "PaperMap",
     "Ranking",

@@ -19,13 +19,13 @@ import numpy as np
 from rag.types import Paper
 
 Embed = Callable[[list[str]], np.ndarray]  # texts -> unit vectors, one row each
-Sentences = Callable[[Paper], list[str]]  # what of a paper is compared with the query
+Sentences = Callable[[Paper], list[str]]  # what of a paper is compared with the query (the answer layer's)
 
 
 @dataclass(frozen=True)
 class Rerank:
-    """score(p) = fused(p) + weight · max(0, best cosine of the query with one of p's first
-    `MAX_SENTENCES` sentences or its title), over the fused ranking's first `depth` papers.
+    """score(p) = fused(p) + weight · max(0, best cosine of the query with one of p's sentences
+    (`SentenceReranker.sentences`) or its title), over the fused ranking's first `depth` papers.
 
     nDCG@10 train / validation / test (fused top 5 reordered, weight 0.8, against the fusion
     alone; `python -m eval.bench.fusion_heldout`): SciFact 0.870 / 0.928 / 0.902 -> 0.878 / 0.934 /
@@ -36,9 +36,6 @@ class Rerank:
 
     weight: float = 0.8
     depth: int = 5
-
-
-MAX_SENTENCES = 14  # of a paper's sentences; the relevance model reads the same ones, so they are embedded once
 
 
 @dataclass(frozen=True)
@@ -53,7 +50,7 @@ class SentenceReranker:
         texts: list[str] = []
         spans: list[tuple[int, int]] = []
         for paper in papers:
-            own = [t for t in [*self.sentences(paper)[:MAX_SENTENCES], paper.title] if t]
+            own = [t for t in [*self.sentences(paper), paper.title] if t]
             spans.append((len(texts), len(own)))
             texts += own
         if not texts:
