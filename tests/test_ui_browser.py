@@ -257,6 +257,31 @@ INERT_CHECK = """
 """
 
 
+# Installs a watcher that runs INERT_CHECK after every change of the page while an answer streams
+# (at most once a frame), so the mid-stream check cannot miss a short stream as one poll could.
+WATCH_STREAMING = (
+    """
+(beacon) => {
+  const check = """
+    + INERT_CHECK.strip()
+    + """;
+  const seen = (window.__ragStreaming = { checks: 0, bad: [] });
+  let queued = false;
+  new MutationObserver(() => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => {
+      queued = false;
+      if (!document.querySelector('#chat .answer.streaming')) return;
+      seen.checks += 1;
+      seen.bad.push(...check(beacon));
+    });
+  }).observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
+}
+"""
+)
+
+
 @dataclass
 class Page:
     """A browser page that records its requests and dialogs."""
@@ -640,11 +665,13 @@ def test_hostile_llm_stream_loads_and_runs_nothing(
         env = {"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": llm.base_url, "RAG_LLM_MODEL": "test-model"}
         with serve_ui(home, tmp_path / "ui.log", env) as url, open_page(browser, url) as rec:
             page = rec.page
+            page.evaluate(WATCH_STREAMING, beacon.url)  # checks the page at every change while it streams
             page.locator("#question textarea").fill("What is ScriptBench?")
             page.locator("#ask").click()
-            page.wait_for_selector("#chat .answer.streaming", timeout=60000)  # caught mid-stream
-            assert page.evaluate(INERT_CHECK, beacon.url) == []
             page.wait_for_selector("#chat .answer-meta", timeout=60000)
+            seen = page.evaluate("window.__ragStreaming")
+            assert seen["checks"] > 0, "the answer was never seen streaming"
+            assert seen["bad"] == []
             _visit_every_hostile_paper(rec, beacon.url, streaming_check=True)
             assert page.evaluate(INERT_CHECK, beacon.url) == []
             # the answerer's gate abstains before calling the model on some questions; most reach it
