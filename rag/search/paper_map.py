@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rag.npy import load_arrays
 from rag.text import STOPWORDS, fold, plain
 
 # Words every abstract uses; they would name every cluster the same.
@@ -87,7 +88,7 @@ class PaperMap:
 
     @classmethod
     def load(cls, path: Path) -> PaperMap:
-        with np.load(path, allow_pickle=False) as data:
+        with load_arrays(path) as data:
             return cls(
                 [str(i) for i in data["ids"]],
                 data["xy"].astype(np.float32),

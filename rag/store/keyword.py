@@ -36,6 +36,7 @@ import numpy as np
 import Stemmer
 from bm25s.stopwords import STOPWORDS_EN
 
+from rag.npy import load_array
 from rag.text import fold
 
 log = logging.getLogger(__name__)
@@ -44,21 +45,6 @@ K1, B = 1.5, 0.75
 MAX_SEGMENTS = 8
 FLUSH_DOCS = 100_000
 _ARRAYS = ("terms", "indptr", "docs", "tfs", "doclen", "pno", "chunk")
-_NPY_HEADERS = threading.Lock()
-
-
-def load_array(path: Path, mmap_mode: Literal["r"] | None = None) -> np.ndarray:
-    """`np.load` of one .npy, one thread at a time. NumPy reads the header with `ast.literal_eval`,
-    and CPython 3.11 keeps the AST converter's recursion depth per interpreter, not per thread
-    (gh-106905, fixed in 3.12): a thread switch inside it (a finaliser run by the collector) lets two
-    threads' parses interleave and one raises "SystemError: AST constructor recursion depth
-    mismatch". UI threads sharing one App reload these arrays together after another process
-    rewrote the index; a concurrency test met the error once in six runs. The arrays are memory-mapped,
-    so the lock covers a header read."""
-    with _NPY_HEADERS:
-        return np.load(path, mmap_mode=mmap_mode, allow_pickle=False)
-
-
 _STOP = frozenset(STOPWORDS_EN)
 _WORD = re.compile(r"\w\w+")
 STOP = -1  # the term id of every stopword: counted, then dropped
