@@ -225,7 +225,7 @@ def main() -> None:
     abstain = choose_abstain(validation, scores, args.max_false)
     positive = [float(s) for r, s in zip(validation, scores) if r["answerable"]]
     negative = [float(s) for r, s in zip(validation, scores) if not r["answerable"]]
-    nearby = sorted({round(abstain + d, 2) for d in (-0.1, -0.05, 0.0, 0.05, 0.1, 0.2) if 0 <= abstain + d <= 1})
+    nearby = sorted({round(abstain + d, 3) for d in (-0.1, -0.05, 0.0, 0.05, 0.1, 0.2) if 0 <= abstain + d <= 1})
     table = abstention_table(validation, scores, nearby)
     paper = LogisticModel(
         paper.features,
@@ -249,7 +249,7 @@ def main() -> None:
             "auc_validation": round(auc(positive, negative), 4),
             "max_false_abstention": args.max_false,
             "human_weight": args.human_weight,
-            "at_threshold": table.get(round(abstain, 2), {}),
+            "at_threshold": table.get(round(abstain, 3), {}),
         },
     )
     paper.save(args.out, "paper")

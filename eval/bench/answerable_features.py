@@ -1,0 +1,110 @@
+"""Would query-performance-prediction signals help the answerable model? Validation figures of the
+model refitted with each candidate added: `python -m eval.bench.answerable_features [--features FILE]
+[--human-weight W]`.
+
+Reads the features `eval.fit_relevance` cached (no search is run, so it takes seconds). Each
+candidate is computed from the retrieved papers' own feature rows: whether the dense and BM25
+scores (or the best sentence and BM25) pick the same paper, whether the paper model's favourite is
+the search's first, the gap between the best dense or BM25 score and the mean of the rest (as in
+query-performance prediction), the paper model's margin and sum, the first paper's cosine. For the
+shipped features alone, each candidate added, and all together, the answerable model is refitted on
+train and its threshold chosen on validation for 3% false abstention (as `eval.fit_relevance`
+does); printed: validation AUC (all, and the writers' questions alone), the threshold, the share of
+unanswerable questions abstained, and per family. Only train and validation are read."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from eval.fit_relevance import WRITTEN, auc, choose_abstain, family, fit, stacked
+from rag.answer import FEATURES, QUESTION_FEATURES, RELEVANCE_MODEL, LogisticModel
+
+AT = {name: i for i, name in enumerate(FEATURES)}
+
+
+def _gap(values: np.ndarray) -> float:
+    ordered = np.sort(values)[::-1]
+    return float(ordered[0] - ordered[1:].mean()) if len(ordered) > 1 else 0.0
+
+
+def _margin(values: np.ndarray) -> float:
+    ordered = np.sort(values)[::-1]
+    return float(ordered[0] - ordered[1]) if len(ordered) > 1 else float(ordered[0])
+
+
+CANDIDATES: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
+    "dense_bm25_agree": lambda f, p: float(np.argmax(f[:, AT["dense"]]) == np.argmax(f[:, AT["bm25"]])),
+    "sentence_bm25_agree": lambda f, p: float(np.argmax(f[:, AT["cos_best"]]) == np.argmax(f[:, AT["bm25"]])),
+    "model_picks_first": lambda f, p: float(np.argmax(p) == 0),
+    "dense_gap": lambda f, p: _gap(f[:, AT["dense"]]),
+    "bm25_gap": lambda f, p: _gap(f[:, AT["bm25"]]),
+    "probability_margin": lambda f, p: _margin(p),
+    "probability_sum": lambda f, p: float(p.sum()),
+    "first_paper_cosine": lambda f, p: float(f[0, AT["cos_best"]]),
+}
+
+
+def matrix(rows: list[dict], paper: LogisticModel, names: list[str]) -> np.ndarray:
+    base = stacked(rows, paper)
+    extra = []
+    for r in rows:
+        f = np.asarray(r["features"])
+        p = paper.probabilities(f)
+        extra.append([CANDIDATES[n](f, p) for n in names])
+    return np.hstack([base, np.asarray(extra).reshape(len(rows), len(names))])
+
+
+def evaluate(train: list[dict], validation: list[dict], paper: LogisticModel, names: list[str], weight: float) -> str:
+    y = np.asarray([float(r["answerable"]) for r in train])
+    w = np.asarray([weight if family(r["source"]) in WRITTEN else 1.0 for r in train])
+    model = fit(matrix(train, paper, names), y, 1.0, weights=w, features=(*QUESTION_FEATURES, *names))
+    scores = model.probabilities(matrix(validation, paper, names))
+    t = choose_abstain(validation, scores, 0.03)
+
+    def split(keep: Callable[[dict], bool]) -> tuple[list[float], list[float]]:
+        pos = [float(s) for r, s in zip(validation, scores) if keep(r) and r["answerable"]]
+        neg = [float(s) for r, s in zip(validation, scores) if keep(r) and not r["answerable"]]
+        return pos, neg
+
+    pos, neg = split(lambda r: True)
+    written = split(lambda r: family(r["source"]) in WRITTEN)
+    by: dict[str, list[bool]] = {}
+    for r, s in zip(validation, scores):
+        by.setdefault(f"{family(r['source'])}:{'FA' if r['answerable'] else 'abstained'}", []).append(bool(s < t))
+    families = " ".join(f"{k} {np.mean(v):.2f}" for k, v in sorted(by.items()))
+    abstained = float(np.mean([s < t for s in neg]))
+    return (
+        f"{'+'.join(names) or '(shipped features)':28s} AUC {auc(pos, neg):.3f} writers {auc(*written):.3f}"
+        f" threshold {t:.3f} abstained {abstained:.3f} | {families}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--features", type=Path, default=Path("eval/generated/relevance_features.json"))
+    parser.add_argument("--human-weight", type=float, default=None, help="default: the shipped model's")
+    args = parser.parse_args()
+    paper = LogisticModel.load(RELEVANCE_MODEL, "paper")
+    shipped = json.loads(RELEVANCE_MODEL.read_text())["answerable"]["chosen_on"]
+    weight = args.human_weight or float(shipped["human_weight"])
+    rows = [
+        r
+        for r in json.loads(args.features.read_text())
+        if r["features"] and r.get("route", "content") in ("content", "list")
+    ]
+    train = [r for r in rows if r["split"] == "train"]
+    validation = [r for r in rows if r["split"] == "validation"]
+    print(f"train {len(train)}, validation {len(validation)} questions; writer's weight {weight}")
+    print(evaluate(train, validation, paper, [], weight))
+    for name in CANDIDATES:
+        print(evaluate(train, validation, paper, [name], weight))
+    print(evaluate(train, validation, paper, list(CANDIDATES), weight))
+
+
+if __name__ == "__main__":
+    main()
