@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.fit_relevance import WRITTEN, auc, choose_abstain, family, fit, stacked
+from eval.fit_relevance import WRITTEN, abstention_table, auc, choose_abstain, family, fit, stacked
 from rag.answer import FEATURES, QUESTION_FEATURES, RELEVANCE_MODEL, LogisticModel
 
 AT = {name: i for i, name in enumerate(FEATURES)}
@@ -73,11 +73,9 @@ def evaluate(train: list[dict], validation: list[dict], paper: LogisticModel, na
 
     pos, neg = split(lambda r: True)
     written = split(lambda r: family(r["source"]) in WRITTEN)
-    by: dict[str, list[bool]] = {}
-    for r, s in zip(validation, scores):
-        by.setdefault(f"{family(r['source'])}:{'FA' if r['answerable'] else 'abstained'}", []).append(bool(s < t))
-    families = " ".join(f"{k} {np.mean(v):.2f}" for k, v in sorted(by.items()))
-    abstained = float(np.mean([s < t for s in neg]))
+    figures = abstention_table(validation, scores, [t])[t]
+    abstained, _ = figures.pop("unanswerable_abstained"), figures.pop("false_abstention")
+    families = " ".join(f"{k} {v.split(' of ')[0]}" for k, v in figures.items())
     return (
         f"{'+'.join(names) or '(shipped features)':28s} AUC {auc(pos, neg):.3f} writers {auc(*written):.3f}"
         f" threshold {t:.3f} abstained {abstained:.3f} | {families}"
