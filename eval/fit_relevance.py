@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from eval.heldout import cached_rows, split_items
+from eval.heldout import cached_rows, family, split_items
 from rag.answer import FEATURES, QUESTION_FEATURES, RELEVANCE_MODEL, LogisticModel
 
 K = 5  # the papers an answer reads (RAG_K)
@@ -104,10 +104,6 @@ def fit(
         if np.abs(step).max() < 1e-8:
             break
     return LogisticModel(features, tuple(w[1:]), float(w[0]), tuple(mean), tuple(scale))
-
-
-def family(source: str) -> str:
-    return "conf-written" if source.startswith("conf-written") else source
 
 
 WRITTEN = ("conf-written", "sample-written")  # the writers' questions, in users' words

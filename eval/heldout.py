@@ -51,7 +51,9 @@ class Source:
 
 SOURCES = (
     Source("sample-written", "sample", HELDOUT / "sample_w7.jsonl"),
-    *(Source(f"conf-written-w{n}", "conf", HELDOUT / f"conf_w{n}.jsonl") for n in range(1, 7)),
+    # writers 8-10 wrote validation questions, 11-13 test ones, 14 both (datasets/heldout/BRIEF.md)
+    Source("sample-written-w14", "sample", HELDOUT / "sample_w14.jsonl"),
+    *(Source(f"conf-written-w{n}", "conf", HELDOUT / f"conf_w{n}.jsonl") for n in (*range(1, 7), *range(8, 14))),
     Source("conf-mechanical", "conf", GENERATED / "conf_mechanical.jsonl"),
     Source("conf-removed", "conf-removed", GENERATED / "conf_removed.jsonl"),
     Source("conf-conversations", "conf-removed", GENERATED / "conf_conversations.jsonl"),
@@ -126,9 +128,11 @@ class Row:
 
 
 def family(source: str) -> str:
-    """Sources are reported by family: the six writers' files together, the old sets together."""
-    if source.startswith("conf-written"):
-        return "conf-written"
+    """Sources are reported by family: the writers' files over one index together, the old sets
+    together."""
+    for written in ("conf-written", "sample-written"):
+        if source.startswith(written):
+            return written
     if source in ("conf-dev-big", "conf-big", "conf-big-holdout", "conf-big-holdout2"):
         return "conf-old"
     return source

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.fit_relevance import WRITTEN, abstention_table, auc, choose_abstain, family, fit, stacked
+from eval.fit_relevance import WRITTEN, abstention_table, auc, choose_abstain, fit, stacked
+from eval.heldout import family
 from rag.answer import FEATURES, QUESTION_FEATURES, RELEVANCE_MODEL, LogisticModel
 
 AT = {name: i for i, name in enumerate(FEATURES)}
