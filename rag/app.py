@@ -175,6 +175,7 @@ class App:
             TOKENIZE,
             lambda terms: self.index.load().keyword.frequencies(terms),
             s.abstain_threshold,
+            s.abstain_on_unknown_names,
         )
         return AnswerPipeline(
             self.retriever,

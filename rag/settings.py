@@ -166,6 +166,11 @@ class AnswerSettings(BaseModel):
         "(unset: the relevance model's own threshold, chosen on held-out validation questions; lower "
         "answers more, higher abstains more).",
     )
+    abstain_on_unknown_names: bool = Field(
+        default=True,
+        description="Offline answers say the collection does not say when the question names a coined "
+        "name (LoomAttention, HELIOS-Tab) that no paper of the collection mentions.",
+    )
 
 
 class CostSettings(BaseModel):

@@ -239,3 +239,43 @@ def test_the_follow_up_reading_is_kept_only_when_it_answers_with_more_confidence
     assert _more_confident(answer(False, 0.8), answer(False, 0.6))
     assert not _more_confident(answer(False, 0.6), answer(False, 0.8))
     assert not _more_confident(answer(False, 0.9), answer(False, None))  # a catalogue answer stands
+
+
+# -- names the collection never mentions ----------------------------------------------------
+
+
+def test_a_coined_name_no_paper_mentions_is_abstained_on_and_named() -> None:
+    pipe, _ = pipeline(abstain_threshold=0.0)  # the model would answer anything: only the rule abstains
+    answer = pipe.answer("How does LoomAttention reach linear complexity in multi-task learning?")
+    assert answer.abstained and answer.citations == []
+    assert "“LoomAttention”" in answer.text and "LoomAttention" in answer.reason
+    known = pipe.answer("How does GradSurg handle conflicting gradients in multi-task learning?")
+    assert not known.abstained and known.citations
+
+
+@pytest.mark.parametrize(
+    ("question", "unknown"),
+    [
+        ("What do GradSurg-style projections do?", []),  # a compound: its name-like part is known
+        ("Which papers use lazy-GradSurg updates?", []),  # a lowercase part is never asked for
+        ("What does TabNet2-XL reach on the Adult dataset?", ["TabNet2-XL"]),  # "XL" is in no paper
+        ("What accuracy does TabNet3 reach?", ["TabNet3"]),
+        ("What do GradSurg2 updates change?", []),  # a known name with a number added
+        ("Do LLMs or GPT-4o beat TabNet2 on tables?", []),  # common acronyms are not asked for
+        ("Which ICML papers study gradient projection?", []),
+    ],
+)
+def test_unknown_names_reads_compounds_and_skips_common_acronyms(question: str, unknown: list[str]) -> None:
+    pipe, _ = pipeline()
+    assert pipe.relevance.unknown_names(question) == unknown
+
+
+def test_unknown_names_can_be_turned_off_and_never_stand_before_the_llm() -> None:
+    pipe, _ = pipeline()
+    pipe.relevance.check_names = False
+    assert pipe.relevance.unknown_names("What accuracy does TabNet3 reach?") == []
+    model = FakeChatModel(deque([ABSTAIN_SENTINEL]))
+    llm_pipe, _ = pipeline(llm=LLMAnswerer(model, context_tokens=2000))
+    answer = llm_pipe.answer("How does LoomAttention reach linear complexity in multi-task learning?")
+    assert len(model.requests) == 1 and "LoomAttention" in str(model.requests[0])  # the model decided
+    assert answer.abstained and "mentions" not in answer.reason

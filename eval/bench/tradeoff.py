@@ -3,7 +3,8 @@
 
 For each claim of the split, asked of the full index and of the index without the claims' gold
 abstracts, the pipeline's own decision is replayed (search, relevance model, the papers it would
-cite); then, for every abstention threshold, two figures: answerable claims answered citing
+cite; a claim naming a name no abstract mentions abstains at every threshold, as in the
+pipeline); then, for every abstention threshold, two figures: answerable claims answered citing
 their evidence, and evidence-removed claims abstained. Beside it the curve of one threshold on
 the best sentence's MiniLM cosine over the top three papers (the signal before this model), and
 the area under each curve (AUC: the chance that an answerable claim outranks a removed one)."""
@@ -25,6 +26,7 @@ THRESHOLDS = tuple(round(t, 2) for t in np.arange(0.05, 0.96, 0.05))
 def replay(home: Path, source_name: str, split: str) -> list[tuple[float, float, bool, bool]]:
     """(model confidence, best-sentence cosine of the top three, answerable, would cite gold)."""
     os.environ["RAG_HOME"] = str(home)
+    from rag.answer import read
     from rag.app import App
     from rag.settings import Settings
 
@@ -49,7 +51,8 @@ def replay(home: Path, source_name: str, split: str) -> list[tuple[float, float,
         ]
         cites = bool({p.hit.paper.id for p in kept} & set(item.gold_ids))
         cosine = max(float(np.max(np.append(p.cosines, -1.0))) for p in papers[:3])
-        out.append((assessment.confidence, cosine, item.answerable, cites))
+        unknown = pipeline.relevance.unknown_names(read(item.question, loaded.catalog).topic or item.question)
+        out.append((0.0 if unknown else assessment.confidence, cosine, item.answerable, cites))
     return out
 
 

@@ -7,7 +7,9 @@ Offline (no LLM, the default):
    paper's authors or decision) to rag.answer.catalogue; everything else is a content question;
 3. search (rag.search.retrieve), then one calibrated relevance model (rag.answer.relevance) gives each found
    paper the probability that it answers; below `abstain` for all of them, the answer is "the
-   collection does not say"; papers below `keep` are left out;
+   collection does not say"; papers below `keep` are left out. Before it, one rule that a
+   validation figure keeps: a coined name the question asks about that no paper of the collection
+   mentions is a question the collection cannot answer (`Relevance.unknown_names`);
 4. the kept papers lead in the search's order, each with the sentences that answer this question
    (rag.answer.sentences, rag.answer.compose).
 
@@ -391,6 +393,13 @@ class AnswerPipeline:
                 self._abstain(result, ABSTAIN_TEXT, "the LLM found no answer in the sources", q, on_token)
             else:
                 self._finish(result, draft, q, on_token)
+        elif unknown := self.relevance.unknown_names(q.topic or question):
+            names = ", ".join(f"“{n}”" for n in unknown)
+            text = (
+                f"The collection does not say: no paper in it mentions {names} "
+                "(spelt otherwise in the papers? ask with their spelling)."
+            )
+            self._abstain(result, text, f"no paper of the collection mentions {names}", q, on_token)
         else:
             assessment = self.relevance.assess(question if query == question else f"{question} {query}", hits)
             result.confidence = round(assessment.confidence, 4)
