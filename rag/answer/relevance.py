@@ -315,18 +315,18 @@ def key_terms(question: str) -> list[str]:
         if match.start() and not question[: match.start()].rstrip().endswith((".", "?", "!", ":", '"')):
             keys.add(re.sub(r"['’]s$", "", match.group(0)))
     keys |= set(re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])", question))
-    return sorted(k for k in keys if k not in COMMON_ACRONYMS and k.rstrip("s") not in COMMON_ACRONYMS)
+    return sorted(k for k in keys if not _common_acronym(k))
+
+
+def _common_acronym(word: str) -> bool:
+    """LLM, LLMs, ICLR, GPT-4o: names every collection is about, never what a question asks for."""
+    return word in COMMON_ACRONYMS or word.rstrip("s") in COMMON_ACRONYMS
 
 
 def _asked_name(word: str) -> bool:
     """A word of a question that names something: two characters or more, a capital or a digit
-    in it, and not a common acronym (LLM, ICLR, GPT-4o)."""
-    return (
-        len(word) > 1
-        and any(c.isupper() or c.isdigit() for c in word)
-        and word not in COMMON_ACRONYMS
-        and word.rstrip("s") not in COMMON_ACRONYMS
-    )
+    in it, and not a common acronym."""
+    return len(word) > 1 and any(c.isupper() or c.isdigit() for c in word) and not _common_acronym(word)
 
 
 def _pairs(tokens: Tokens, text: str) -> set[tuple[int, int]]:
