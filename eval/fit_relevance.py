@@ -19,7 +19,9 @@
    - `keep`: the threshold on a paper's probability that maximises F1 of the papers kept against
      the gold papers, over the answerable validation questions with one gold paper; `keep_many`
      the lowest threshold whose precision reaches `--list-precision` (0.8) over those with several
-     (lists, synthesis), applied to plural questions: every paper listed must answer.
+     (lists, synthesis), applied to plural questions: every paper listed must answer;
+   - `keep_share`: the share of the best paper's probability at which another paper is quoted
+     beside it, maximising F2 (recall weighed twice) over the same one-gold questions.
    The validation figures per family at the chosen and nearby thresholds are printed.
 4. Write `rag/models/relevance.json` with the figures each choice was made on.
 The test split is never read here."""
@@ -37,6 +39,7 @@ import numpy as np
 
 from eval.heldout import cached_rows, family, split_items
 from rag.answer import FEATURES, QUESTION_FEATURES, RELEVANCE_MODEL, LogisticModel
+from rag.answer.relevance import kept_papers
 
 K = 5  # the papers an answer reads (RAG_K)
 
@@ -147,24 +150,36 @@ def choose_abstain(rows: list[dict], scores: np.ndarray, max_false: float) -> fl
     return chosen
 
 
+def kept_figures(scored: list[tuple[dict, np.ndarray]], keep: float, share: float = 1.0) -> tuple[float, float]:
+    """Precision and recall of the papers `kept_papers` keeps against the gold papers retrieved."""
+    tp = fp = fn = 0
+    for r, p in scored:
+        kept = {r["papers"][i] for i in kept_papers(p.tolist(), keep, share)}
+        gold = set(r["gold"])
+        tp += len(kept & gold)
+        fp += len(kept - gold)
+        fn += len(gold & set(r["papers"]) - kept)
+    return (tp / (tp + fp) if tp + fp else 0.0), (tp / (tp + fn) if tp + fn else 0.0)
+
+
+def f_beta(precision: float, recall: float, beta: float = 1.0) -> float:
+    b2 = beta * beta
+    return (1 + b2) * precision * recall / (b2 * precision + recall) if precision + recall else 0.0
+
+
+def scored_rows(rows: list[dict], paper: LogisticModel) -> list[tuple[dict, np.ndarray]]:
+    return [(r, paper.probabilities(np.asarray(r["features"]))) for r in rows if r["answerable"] and r["features"]]
+
+
 def choose_keep(rows: list[dict], paper: LogisticModel, min_precision: float = 0.0) -> tuple[float, dict[str, Any]]:
     """The threshold on a paper's probability that maximises F1 of the papers kept against the
     gold papers; with `min_precision`, the lowest threshold (the most papers kept) whose precision
     reaches it: a list must hold only papers that satisfy the question's qualifiers."""
-    scored = [(r, paper.probabilities(np.asarray(r["features"]))) for r in rows if r["answerable"] and r["features"]]
+    scored = scored_rows(rows, paper)
     options = []
     for t in np.round(np.linspace(0.02, 0.95, 94), 4):
-        tp = fp = fn = 0
-        for r, p in scored:
-            kept = {pid for pid, q in zip(r["papers"], p) if q >= t} or {r["papers"][int(np.argmax(p))]}
-            gold = set(r["gold"])
-            tp += len(kept & gold)
-            fp += len(kept - gold)
-            fn += len(gold & set(r["papers"]) - kept)
-        precision = tp / (tp + fp) if tp + fp else 0.0
-        recall = tp / (tp + fn) if tp + fn else 0.0
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        options.append((float(t), precision, recall, f1))
+        precision, recall = kept_figures(scored, float(t))
+        options.append((float(t), precision, recall, f_beta(precision, recall)))
     if min_precision:
         passing = [o for o in options if o[1] >= min_precision]
         chosen = passing[0] if passing else max(options, key=lambda o: o[1])
@@ -174,6 +189,33 @@ def choose_keep(rows: list[dict], paper: LogisticModel, min_precision: float = 0
     figures: dict[str, Any] = {"questions": len(scored), "precision": round(precision, 4), "recall": round(recall, 4)}
     figures["f1"] = round(f1, 4)
     return t, figures
+
+
+def choose_share(
+    rows: list[dict], paper: LogisticModel, keep: float, beta: float = 2.0
+) -> tuple[float, dict[str, Any]]:
+    """The share of the best paper's probability at which another paper is quoted beside it
+    (`kept_papers`), maximising F-beta with recall weighed `beta` times: the right paper missing
+    from an answer loses the answer, an extra paper costs the reader a glance. 1.0 quotes the
+    best paper alone when none reaches `keep`."""
+    scored = scored_rows(rows, paper)
+    options = []
+    for share in np.round(np.linspace(1.0, 0.2, 17), 4):
+        precision, recall = kept_figures(scored, keep, float(share))
+        options.append((f_beta(precision, recall, beta), float(share), precision, recall))
+    score, share, precision, recall = max(options, key=lambda o: (o[0], o[1]))
+    alone = next(o for o in options if o[1] == 1.0)
+    return share, {
+        "questions": len(scored),
+        f"f{beta:g}": round(score, 4),
+        "precision": round(precision, 4),
+        "recall": round(recall, 4),
+        "share 1.0 (best paper alone)": {
+            f"f{beta:g}": round(alone[0], 4),
+            "precision": round(alone[2], 4),
+            "recall": round(alone[3], 4),
+        },
+    }
 
 
 def auc(positive: list[float], negative: list[float]) -> float:
@@ -210,6 +252,7 @@ def main() -> None:
     keep_many, many_figures = choose_keep(
         [r for r in validation if len(r["gold"]) > 1], paper, min_precision=args.list_precision
     )
+    share, share_figures = choose_share([r for r in validation if len(r["gold"]) <= 1], paper, keep)
     answerable = fit(
         stacked(train, paper),
         np.asarray([float(r["answerable"]) for r in train]),
@@ -229,8 +272,13 @@ def main() -> None:
         paper.bias,
         paper.mean,
         paper.scale,
-        {"keep": round(keep, 4), "keep_many": round(keep_many, 4)},
-        {"train_rows": len(y), "keep": keep_figures, "keep_many (several gold papers)": many_figures},
+        {"keep": round(keep, 4), "keep_many": round(keep_many, 4), "keep_share": share},
+        {
+            "train_rows": len(y),
+            "keep": keep_figures,
+            "keep_many (several gold papers)": many_figures,
+            "keep_share": share_figures,
+        },
     )
     answerable = LogisticModel(
         answerable.features,
@@ -254,7 +302,14 @@ def main() -> None:
     print(json.dumps({"answerable_weights": dict(zip(QUESTION_FEATURES, [round(w, 3) for w in answerable.weights]))}))
     print(
         json.dumps(
-            {"keep": keep, **keep_figures, "keep_many": keep_many, **{f"many_{k}": v for k, v in many_figures.items()}}
+            {
+                "keep": keep,
+                **keep_figures,
+                "keep_many": keep_many,
+                **{f"many_{k}": v for k, v in many_figures.items()},
+                "keep_share": share,
+                **{f"share_{k}": v for k, v in share_figures.items()},
+            }
         )
     )
     print(json.dumps({"abstain": abstain, "auc": auc(positive, negative)}))

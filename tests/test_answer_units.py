@@ -9,11 +9,15 @@ import re
 import time
 from collections import deque
 
+import numpy as np
 import pytest
 
+from eval.fit_relevance import choose_share
 from rag.answer.chat import ChatSession
 from rag.answer.cite import StreamRenumberer, SupportChecker, parse_claims, renumber, strip_invalid
+from rag.answer.logistic import LogisticModel
 from rag.answer.pipeline import ABSTAIN_SENTINEL, LLMAnswerer
+from rag.answer.relevance import kept_papers
 from rag.embed import HashEmbedder
 from rag.errors import LLMError
 from rag.types import Claim, Hit, Paper
@@ -279,3 +283,40 @@ def test_unknown_names_can_be_turned_off_and_never_stand_before_the_llm() -> Non
     answer = llm_pipe.answer("How does LoomAttention reach linear complexity in multi-task learning?")
     assert len(model.requests) == 1 and "LoomAttention" in str(model.requests[0])  # the model decided
     assert answer.abstained and "mentions" not in answer.reason
+
+
+# -- which papers an answer quotes ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("probabilities", "share", "places"),
+    [
+        ([0.9, 0.8, 0.1], 1.0, [0, 1]),  # both reach `keep`
+        ([0.2, 0.5, 0.1], 1.0, [1]),  # none does: the most probable alone, wherever the search put it
+        ([0.2, 0.3, 0.1], 0.65, [0, 1]),  # a close second is quoted beside it, in the search's order
+        ([0.1, 0.3, 0.25], 0.65, [1, 2]),
+        ([0.05, 0.3, 0.1], 0.65, [1]),  # a far one is not
+        ([0.99, 0.7, 0.6], 0.65, [0, 1]),  # `keep` alone admits 0.7; the share admits down to 0.64
+        ([], 0.65, []),
+    ],
+)
+def test_kept_papers_are_the_confident_ones_and_those_close_to_the_best(
+    probabilities: list[float], share: float, places: list[int]
+) -> None:
+    assert kept_papers(probabilities, keep=0.75, share=share) == places
+
+
+def test_the_share_is_chosen_by_recall_weighted_f_when_the_right_paper_is_often_second() -> None:
+    def row(gold_at: int, probabilities: list[float]) -> dict:
+        papers = [f"p{i}" for i in range(len(probabilities))]
+        return {"answerable": True, "gold": [papers[gold_at]], "papers": papers, "features": probabilities}
+
+    identity = LogisticModel(("p",), (1.0,), 0.0, (0.0,), (1.0,))  # the features are the logits
+    logit = lambda p: float(np.log(p / (1 - p)))  # noqa: E731
+    first = [row(0, [[logit(0.3)], [logit(0.25)], [logit(0.05)]]) for _ in range(6)]
+    second = [row(1, [[logit(0.3)], [logit(0.25)], [logit(0.05)]]) for _ in range(4)]
+    share, figures = choose_share(first + second, identity, keep=0.75)
+    assert 0.25 / 0.3 >= share > 0.05 / 0.3  # the second paper joins, the third does not
+    assert figures["recall"] == 1.0 and figures["precision"] == 0.5
+    alone, _ = choose_share(first, identity, keep=0.75)  # the right paper is always the first
+    assert alone == 1.0

@@ -46,9 +46,7 @@ def replay(home: Path, source_name: str, split: str) -> list[tuple[float, float,
             continue
         assessment = pipeline.relevance.assess(item.question, hits)
         papers = assessment.papers
-        kept = [p for p in papers if p.probability >= pipeline.relevance.keep_below()] or [
-            max(papers, key=lambda p: p.probability)
-        ]
+        kept = [papers[i] for i in pipeline.relevance.kept([p.probability for p in papers])]
         cites = bool({p.hit.paper.id for p in kept} & set(item.gold_ids))
         cosine = max(float(np.max(np.append(p.cosines, -1.0))) for p in papers[:3])
         unknown = pipeline.relevance.unknown_names(read(item.question, loaded.catalog).topic or item.question)

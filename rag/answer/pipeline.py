@@ -419,13 +419,13 @@ class AnswerPipeline:
     # -- the parts of an answer -------------------------------------------------------------
 
     def _extract(self, question: str, assessment: Assessment) -> Draft:
-        """The kept papers in the search's order (the most probable one when none reaches `keep`)
-        and the not-kept papers that may still bear on it as related."""
+        """The kept papers in the search's order (`Relevance.kept`) and the not-kept papers that
+        may still bear on it as related."""
         numbered = list(enumerate(assessment.papers, start=1))
-        keep = self.relevance.keep_below(bool(MANY.pattern.search(question)))
-        kept = [(n, p) for n, p in numbered if p.probability >= keep]
-        if not kept:
-            kept = [max(numbered, key=lambda np_: np_[1].probability)]
+        many = bool(MANY.pattern.search(question))
+        keep = self.relevance.keep_below(many)
+        places = self.relevance.kept([p.probability for p in assessment.papers], many)
+        kept = [numbered[i] for i in places]
         draft = self.extractive.compose(question, kept, self.relevance.weights(question))
         chosen = {n for n, _ in kept}
         draft.related = [n for n, p in numbered if n not in chosen and p.probability >= keep / 2]
