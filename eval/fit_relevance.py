@@ -203,19 +203,14 @@ def choose_share(
     for share in np.round(np.linspace(1.0, 0.2, 17), 4):
         precision, recall = kept_figures(scored, keep, float(share))
         options.append((f_beta(precision, recall, beta), float(share), precision, recall))
-    score, share, precision, recall = max(options, key=lambda o: (o[0], o[1]))
+    chosen = max(options, key=lambda o: (o[0], o[1]))
+    share = chosen[1]
     alone = next(o for o in options if o[1] == 1.0)
-    return share, {
-        "questions": len(scored),
-        f"f{beta:g}": round(score, 4),
-        "precision": round(precision, 4),
-        "recall": round(recall, 4),
-        "share 1.0 (best paper alone)": {
-            f"f{beta:g}": round(alone[0], 4),
-            "precision": round(alone[2], 4),
-            "recall": round(alone[3], 4),
-        },
-    }
+
+    def figures(o: tuple[float, float, float, float]) -> dict[str, float]:
+        return {f"f{beta:g}": round(o[0], 4), "precision": round(o[2], 4), "recall": round(o[3], 4)}
+
+    return share, {"questions": len(scored), **figures(chosen), "share 1.0 (best paper alone)": figures(alone)}
 
 
 def auc(positive: list[float], negative: list[float]) -> float:

@@ -318,9 +318,8 @@ def kept_papers(probabilities: Sequence[float], keep: float, share: float = 1.0)
     (a right paper left out loses the answer; an extra one costs the reader a glance)."""
     if not len(probabilities):
         return []
-    floor = min(keep, share * max(probabilities))
-    best = max(range(len(probabilities)), key=lambda i: probabilities[i])
-    return [i for i, p in enumerate(probabilities) if p >= floor or i == best]
+    floor = min(keep, min(share, 1.0) * max(probabilities))  # never above the best: it is always quoted
+    return [i for i, p in enumerate(probabilities) if p >= floor]
 
 
 def key_terms(question: str) -> list[str]:
