@@ -340,7 +340,9 @@ def plain(text: str) -> str:
     out = re.sub(r"(?<![\w_])__([^_]+)__(?![\w_])", r"\1", out)
     out = re.sub(r"(?<![\w_])_([^_\s][^_]*?)_(?![\w_])", r"\1", out)
     out = re.sub(r"`([^`]+)`", r"\1", out)
-    out = re.sub(r"!?\[([^\]]*)\]\((?:[^)]*)\)", r"\1", out)  # Markdown links and images: their text only
+    # Markdown links and images: their text only (a target may hold one level of parentheses:
+    # "javascript:alert(1)", "https://en.wikipedia.org/wiki/Mamba_(model)")
+    out = re.sub(r"!?\[([^\]]*)\]\((?:[^()]|\([^()]*\))*\)", r"\1", out)
     return re.sub(r"[ \t]{2,}", " ", out)
 
 

@@ -58,6 +58,9 @@ def test_plain_and_terminal_safe_text() -> None:
     safe = printable(hostile)
     assert "\x1b" not in safe and "\x07" not in safe and "\u202e" not in safe and "link" in safe
     assert for_terminal("![x](http://evil/beacon) **hi**") == "x hi"
+    assert for_terminal("Pooling with [links](javascript:alert(1)) and ![m](http://x/a_(b).png).") == (
+        "Pooling with links and m."
+    )
 
 
 def test_one_author_formatter_never_doubles_a_period() -> None:
