@@ -29,6 +29,7 @@ from rag.answer import (
     Router,
     SentenceScorer,
     SupportChecker,
+    TreeModel,
     Verifier,
     leading_sentences,
     matching,
@@ -171,7 +172,7 @@ class App:
         relevance = Relevance(
             checker.vectors,
             LogisticModel.load(RELEVANCE_MODEL, "paper"),
-            LogisticModel.load(RELEVANCE_MODEL, "answerable"),
+            TreeModel.load(RELEVANCE_MODEL, "answerable"),
             TOKENIZE,
             lambda terms: self.index.load().keyword.frequencies(terms),
             s.abstain_threshold,
