@@ -6,20 +6,13 @@
    A paper is positive when it is one of the item's gold papers; every paper of an unanswerable
    item is negative (the gold-removed twins give those for free); a question is positive when
    it is answerable. Cached in `--features`, so refits take seconds.
-2. Fit the paper model (standardised logistic regression, Newton's method, L2) on the train rows
-   (or keep the one in `--paper-from`), then the answerable model on the train questions: gradient-
-   boosted trees (`rag.answer.trees`; scikit-learn, installed by the `fit` extra) over the question's
-   features, the best and second paper probabilities and the most probable paper's features
-   (`ANSWERABLE_FEATURES`). The trees read the signals together, which a logistic model cannot:
-   over the same rows on validation, AUC 0.912 against 0.890, the writers' 0.824 against 0.788,
-   unanswerable abstained at 3% false abstention 0.521 against 0.382 (the shipped logistic model
-   over the question's features alone: 0.891, 0.774, 0.472). Their shape (depth, count, learning
-   rate) is chosen by 5-fold cross-validation on train (`--choose-trees`), never on validation.
-   The writers' questions (users' words) weigh `--human-weight` times a generated one: the
-   generated sets outnumber them three to one and are more lexical, so unweighted the model learns
-   word overlap. The weight was chosen on validation for the logistic model from 1, 2, 3, 4, 6
-   (pooled unanswerable abstained at 2.9% false abstention: 0.408, 0.404, 0.422, 0.448, 0.412; the
-   writers' AUC 0.683, 0.722, 0.747, 0.761, 0.785) and kept for the trees.
+2. Fit the paper model (standardised logistic regression, Newton's method, L2) on the train rows,
+   then the answerable model on the train questions, its first feature being the paper model's
+   best probability. The writers' questions (users' words) weigh `--human-weight` times a generated
+   one in the answerable model: the generated sets outnumber them three to one and are more
+   lexical, so unweighted the model learns word overlap. The weight was chosen on validation from
+   1, 2, 3, 4, 6 (pooled unanswerable abstained at 2.9% false abstention: 0.408, 0.404, 0.422,
+   0.448, 0.412; the writers' AUC 0.683, 0.722, 0.747, 0.761, 0.785).
 3. Choose the thresholds on the validation split only:
    - `abstain`: the highest threshold on the answerable probability whose false-abstention rate
      on the answerable validation questions stays within `--max-false`;
@@ -45,9 +38,8 @@ from typing import Any
 import numpy as np
 
 from eval.heldout import cached_rows, family, split_items
-from rag.answer import FEATURES, RELEVANCE_MODEL, LogisticModel
-from rag.answer.relevance import ANSWERABLE_FEATURES, answerable_row, kept_papers
-from rag.answer.trees import TreeModel, from_sklearn
+from rag.answer import FEATURES, QUESTION_FEATURES, RELEVANCE_MODEL, LogisticModel
+from rag.answer.relevance import kept_papers
 
 K = 5  # the papers an answer reads (RAG_K)
 
@@ -121,82 +113,13 @@ WRITTEN = ("conf-written", "sample-written")  # the writers' questions, in users
 
 
 def stacked(rows: list[dict], paper: LogisticModel) -> np.ndarray:
-    """The answerable model's rows (`answerable_row`), the question's first feature the paper
-    model's best probability."""
+    """The question rows, their first feature the paper model's best probability."""
     out = []
     for r in rows:
-        features = np.asarray(r["features"])
-        probabilities = paper.probabilities(features) if r["features"] else np.zeros(0)
-        q = np.asarray(r["question"], dtype=np.float64)
-        q[0] = float(probabilities.max()) if len(probabilities) else 0.0
-        out.append(answerable_row(q, features.reshape(len(probabilities), len(FEATURES)), probabilities))
+        q = list(r["question"])
+        q[0] = float(paper.probabilities(np.asarray(r["features"])).max()) if r["features"] else 0.0
+        out.append(q)
     return np.asarray(out)
-
-
-TREES = (2, 400, 0.05)  # depth, trees, learning rate: chosen by `choose_trees` on the train split
-TREE_GRID = [(d, n, r) for d in (2, 3) for n in (200, 400) for r in (0.05, 0.1)]
-
-
-def fit_trees(
-    x: np.ndarray,
-    y: np.ndarray,
-    weights: np.ndarray,
-    shape: tuple[int, int, float] = TREES,
-    features: tuple[str, ...] = ANSWERABLE_FEATURES,
-) -> TreeModel:
-    """Gradient-boosted trees (scikit-learn, needed to refit only: `pip install -e '.[fit]'`)."""
-    from sklearn.ensemble import HistGradientBoostingClassifier
-
-    depth, trees, rate = shape
-    model = HistGradientBoostingClassifier(
-        max_depth=depth,
-        max_iter=trees,
-        learning_rate=rate,
-        l2_regularization=1.0,
-        min_samples_leaf=20,
-        early_stopping=False,
-        random_state=0,
-    )
-    model.fit(x, y, sample_weight=weights)
-    return from_sklearn(model, features)
-
-
-def question_weights(rows: list[dict], human_weight: float) -> np.ndarray:
-    return np.asarray([human_weight if family(r["source"]) in WRITTEN else 1.0 for r in rows])
-
-
-def choose_trees(train: list[dict], human_weight: float, l2: float, folds: int = 5) -> tuple[tuple, dict]:
-    """The trees' shape by cross-validation on the train split alone (folds of questions, seed 0):
-    the one with the best mean of the pooled AUC and the writers' AUC over the held-out folds.
-    The validation split is left for comparing the chosen model with the logistic one."""
-    fold = np.random.default_rng(0).integers(0, folds, len(train))
-    scores: dict[tuple, list[float]] = {}
-    for k in range(folds):
-        fit_rows = [r for r, f in zip(train, fold) if f != k]
-        held = [r for r, f in zip(train, fold) if f == k]
-        x = np.asarray([f for r in fit_rows for f in r["features"]])
-        y = np.asarray([lab for r in fit_rows for lab in r["labels"]], dtype=float)
-        paper = fit(x, y, l2)
-        xq, hq = stacked(fit_rows, paper), stacked(held, paper)
-        yq = np.asarray([float(r["answerable"]) for r in fit_rows])
-        for shape in TREE_GRID:
-            s = fit_trees(xq, yq, question_weights(fit_rows, human_weight), shape).probabilities(hq)
-            pooled = auc(*_split_scores(held, s))
-            writers = auc(*_split_scores([r for r in held if family(r["source"]) in WRITTEN], s[_written(held)]))
-            scores.setdefault(shape, []).append((pooled + writers) / 2)
-    means = {shape: float(np.mean(v)) for shape, v in scores.items()}
-    best = max(means, key=lambda shape: means[shape])
-    return best, {str(shape): round(v, 4) for shape, v in means.items()}
-
-
-def _written(rows: list[dict]) -> np.ndarray:
-    return np.asarray([family(r["source"]) in WRITTEN for r in rows], dtype=bool)
-
-
-def _split_scores(rows: list[dict], scores: np.ndarray) -> tuple[list[float], list[float]]:
-    positive = [float(s) for r, s in zip(rows, scores) if r["answerable"]]
-    negative = [float(s) for r, s in zip(rows, scores) if not r["answerable"]]
-    return positive, negative
 
 
 def abstention_table(rows: list[dict], scores: np.ndarray, thresholds: list[float]) -> dict[float, dict]:
@@ -297,45 +220,6 @@ def auc(positive: list[float], negative: list[float]) -> float:
     return float(((pos > neg).sum() + 0.5 * (pos == neg).sum()) / (pos.size * neg.size))
 
 
-def fit_paper(train: list[dict], validation: list[dict], l2: float, list_precision: float) -> LogisticModel:
-    """The paper model on the train rows, its thresholds chosen on validation."""
-    x = np.asarray([f for r in train for f in r["features"]])
-    y = np.asarray([lab for r in train for lab in r["labels"]], dtype=float)
-    paper = fit(x, y, l2)
-    one = [r for r in validation if len(r["gold"]) <= 1]
-    keep, keep_figures = choose_keep(one, paper)
-    keep_many, many_figures = choose_keep([r for r in validation if len(r["gold"]) > 1], paper, list_precision)
-    share, share_figures = choose_share(one, paper, keep)
-    return LogisticModel(
-        paper.features,
-        paper.weights,
-        paper.bias,
-        paper.mean,
-        paper.scale,
-        {"keep": round(keep, 4), "keep_many": round(keep_many, 4), "keep_share": share},
-        {
-            "train_rows": len(y),
-            "keep": keep_figures,
-            "keep_many (several gold papers)": many_figures,
-            "keep_share": share_figures,
-        },
-    )
-
-
-def validation_figures(validation: list[dict], scores: np.ndarray, max_false: float) -> tuple[float, dict[str, Any]]:
-    """The abstain threshold chosen on validation, and the figures it was chosen on."""
-    abstain = choose_abstain(validation, scores, max_false)
-    writers = _written(validation)
-    at = abstention_table(validation, scores, [abstain])[abstain]
-    return abstain, {
-        "auc_validation": round(auc(*_split_scores(validation, scores)), 4),
-        "auc_validation_writers": round(
-            auc(*_split_scores([r for r, w in zip(validation, writers) if w], scores[writers])), 4
-        ),
-        "at_threshold": at,
-    }
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--home", action="append", default=[], help="NAME=DIR for each index")
@@ -349,10 +233,6 @@ def main() -> None:
     parser.add_argument(
         "--list-precision", type=float, default=0.8, help="precision a plural question's kept papers must reach"
     )
-    parser.add_argument(
-        "--paper-from", type=Path, help="keep the paper model of this file and refit the answerable model only"
-    )
-    parser.add_argument("--choose-trees", action="store_true", help="choose the trees' shape by CV on train")
     parser.add_argument("--out", type=Path, default=RELEVANCE_MODEL)
     args = parser.parse_args()
     rows = cached_rows(args.features, args.refresh, args.home, collect)
@@ -360,41 +240,76 @@ def main() -> None:
     rows = [r for r in rows if r["features"] and r.get("route", "content") in ("content", "list")]
     train = [r for r in rows if r["split"] == "train"]
     validation = [r for r in rows if r["split"] == "validation"]
-    if args.paper_from:
-        paper = LogisticModel.load(args.paper_from, "paper")
-    else:
-        paper = fit_paper(train, validation, args.l2, args.list_precision)
-    shape, cv = choose_trees(train, args.human_weight, args.l2) if args.choose_trees else (TREES, {})
-    x, v = stacked(train, paper), stacked(validation, paper)
-    y = np.asarray([float(r["answerable"]) for r in train])
-    weights = question_weights(train, args.human_weight)
-    trees = fit_trees(x, y, weights, shape)
-    abstain, figures = validation_figures(validation, trees.probabilities(v), args.max_false)
-    # the logistic model over the same rows, for the record: the trees must beat it on validation
-    logistic = fit(x, y, args.l2, weights=weights, features=ANSWERABLE_FEATURES)
-    _, logistic_figures = validation_figures(validation, logistic.probabilities(v), args.max_false)
-    answerable = TreeModel(
-        trees.features,
-        trees.baseline,
-        trees.trees,
+    x = np.asarray([f for r in train for f in r["features"]])
+    y = np.asarray([lab for r in train for lab in r["labels"]], dtype=float)
+    paper = fit(x, y, args.l2)
+    keep, keep_figures = choose_keep([r for r in validation if len(r["gold"]) <= 1], paper)
+    keep_many, many_figures = choose_keep(
+        [r for r in validation if len(r["gold"]) > 1], paper, min_precision=args.list_precision
+    )
+    share, share_figures = choose_share([r for r in validation if len(r["gold"]) <= 1], paper, keep)
+    answerable = fit(
+        stacked(train, paper),
+        np.asarray([float(r["answerable"]) for r in train]),
+        args.l2,
+        weights=np.asarray([args.human_weight if family(r["source"]) in WRITTEN else 1.0 for r in train]),
+        features=QUESTION_FEATURES,
+    )
+    scores = answerable.probabilities(stacked(validation, paper))
+    abstain = choose_abstain(validation, scores, args.max_false)
+    positive = [float(s) for r, s in zip(validation, scores) if r["answerable"]]
+    negative = [float(s) for r, s in zip(validation, scores) if not r["answerable"]]
+    nearby = sorted({round(abstain + d, 3) for d in (-0.1, -0.05, 0.0, 0.05, 0.1, 0.2) if 0 <= abstain + d <= 1})
+    table = abstention_table(validation, scores, nearby)
+    paper = LogisticModel(
+        paper.features,
+        paper.weights,
+        paper.bias,
+        paper.mean,
+        paper.scale,
+        {"keep": round(keep, 4), "keep_many": round(keep_many, 4), "keep_share": share},
+        {
+            "train_rows": len(y),
+            "keep": keep_figures,
+            "keep_many (several gold papers)": many_figures,
+            "keep_share": share_figures,
+        },
+    )
+    answerable = LogisticModel(
+        answerable.features,
+        answerable.weights,
+        answerable.bias,
+        answerable.mean,
+        answerable.scale,
         {"abstain": round(abstain, 4)},
         {
             "train_questions": len(train),
             "validation_questions": len(validation),
+            "auc_validation": round(auc(positive, negative), 4),
             "max_false_abstention": args.max_false,
             "human_weight": args.human_weight,
-            "paper model": f"kept from {args.paper_from.name}" if args.paper_from else "refitted",
-            "trees (depth, count, learning rate)": list(shape),
-            **({"cross_validation_on_train (mean of pooled and writers' AUC)": cv} if cv else {}),
-            **figures,
-            "logistic regression over the same features, for comparison": logistic_figures,
+            "at_threshold": table.get(round(abstain, 3), {}),
         },
     )
-    if args.out != args.paper_from:  # a refitted paper model, or the kept one copied to a new file
-        paper.save(args.out, "paper")
+    paper.save(args.out, "paper")
     answerable.save(args.out, "answerable")
-    print(json.dumps({"paper": paper.thresholds, **paper.chosen_on}))
-    print(json.dumps({"abstain": abstain, **answerable.chosen_on}, indent=1))
+    print(json.dumps({"paper_weights": dict(zip(FEATURES, [round(w, 3) for w in paper.weights]))}, indent=None))
+    print(json.dumps({"answerable_weights": dict(zip(QUESTION_FEATURES, [round(w, 3) for w in answerable.weights]))}))
+    print(
+        json.dumps(
+            {
+                "keep": keep,
+                **keep_figures,
+                "keep_many": keep_many,
+                **{f"many_{k}": v for k, v in many_figures.items()},
+                "keep_share": share,
+                **{f"share_{k}": v for k, v in share_figures.items()},
+            }
+        )
+    )
+    print(json.dumps({"abstain": abstain, "auc": auc(positive, negative)}))
+    for t, figures in table.items():
+        print(t, json.dumps(figures))
 
 
 if __name__ == "__main__":

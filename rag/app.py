@@ -29,7 +29,6 @@ from rag.answer import (
     Router,
     SentenceScorer,
     SupportChecker,
-    TreeModel,
     Verifier,
     leading_sentences,
     matching,
@@ -172,7 +171,7 @@ class App:
         relevance = Relevance(
             checker.vectors,
             LogisticModel.load(RELEVANCE_MODEL, "paper"),
-            TreeModel.load(RELEVANCE_MODEL, "answerable"),
+            LogisticModel.load(RELEVANCE_MODEL, "answerable"),
             TOKENIZE,
             lambda terms: self.index.load().keyword.frequencies(terms),
             s.abstain_threshold,

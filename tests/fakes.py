@@ -25,7 +25,6 @@ from rag.answer.relevance import Relevance
 from rag.answer.route import Router
 from rag.answer.sentences import SENTENCE_MODEL as SENTENCES
 from rag.answer.sentences import SentenceScorer
-from rag.answer.trees import TreeModel
 from rag.embed import HashEmbedder
 from rag.search.retrieve import SearchResult
 from rag.store.catalog import Catalog
@@ -153,7 +152,7 @@ def pipeline(
     relevance = Relevance(
         checker.vectors,
         LogisticModel.load(RELEVANCE, "paper"),
-        TreeModel.load(RELEVANCE, "answerable"),
+        LogisticModel.load(RELEVANCE, "answerable"),
         TOKENIZE,
         frequencies(papers),
         abstain_threshold,

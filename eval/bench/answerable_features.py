@@ -7,11 +7,10 @@ candidate is computed from the retrieved papers' own feature rows: whether the d
 scores (or the best sentence and BM25) pick the same paper, whether the paper model's favourite is
 the search's first, the gap between the best dense or BM25 score and the mean of the rest (as in
 query-performance prediction), the paper model's margin and sum, the first paper's cosine. For the
-shipped features alone, each candidate added, and all together, the answerable model (its trees
-at the shipped shape) is refitted on train and its threshold chosen on validation for 3% false
-abstention (as `eval.fit_relevance` does); printed: validation AUC (all, and the writers' questions
-alone), the threshold, the share of unanswerable questions abstained, and per family. Only train
-and validation are read."""
+shipped features alone, each candidate added, and all together, the answerable model is refitted on
+train and its threshold chosen on validation for 3% false abstention (as `eval.fit_relevance`
+does); printed: validation AUC (all, and the writers' questions alone), the threshold, the share of
+unanswerable questions abstained, and per family. Only train and validation are read."""
 
 from __future__ import annotations
 
@@ -22,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.fit_relevance import WRITTEN, abstention_table, auc, choose_abstain, fit_trees, question_weights, stacked
+from eval.fit_relevance import WRITTEN, abstention_table, auc, choose_abstain, fit, stacked
 from eval.heldout import family
-from rag.answer import ANSWERABLE_FEATURES, FEATURES, RELEVANCE_MODEL, LogisticModel
+from rag.answer import FEATURES, QUESTION_FEATURES, RELEVANCE_MODEL, LogisticModel
 
 AT = {name: i for i, name in enumerate(FEATURES)}
 
@@ -63,8 +62,8 @@ def matrix(rows: list[dict], paper: LogisticModel, names: list[str]) -> np.ndarr
 
 def evaluate(train: list[dict], validation: list[dict], paper: LogisticModel, names: list[str], weight: float) -> str:
     y = np.asarray([float(r["answerable"]) for r in train])
-    w = question_weights(train, weight)
-    model = fit_trees(matrix(train, paper, names), y, w, features=(*ANSWERABLE_FEATURES, *names))
+    w = np.asarray([weight if family(r["source"]) in WRITTEN else 1.0 for r in train])
+    model = fit(matrix(train, paper, names), y, 1.0, weights=w, features=(*QUESTION_FEATURES, *names))
     scores = model.probabilities(matrix(validation, paper, names))
     t = choose_abstain(validation, scores, 0.03)
 

@@ -24,17 +24,9 @@ if TYPE_CHECKING:
     from rag.answer.pipeline import AnswerPipeline, LLMAnswerer, Verifier
     from rag.answer.prompts import load
     from rag.answer.query import read
-    from rag.answer.relevance import (
-        ANSWERABLE_FEATURES,
-        FEATURES,
-        QUESTION_FEATURES,
-        RELEVANCE_MODEL,
-        Relevance,
-        idf,
-    )
+    from rag.answer.relevance import FEATURES, QUESTION_FEATURES, RELEVANCE_MODEL, Relevance, idf
     from rag.answer.route import ROUTER_MODEL, Intent, Router, route_features
     from rag.answer.sentences import SENTENCE_FEATURES, SENTENCE_MODEL, SentenceScorer
-    from rag.answer.trees import TreeModel
 
 _WHERE = {
     "AnswerPipeline": "rag.answer.pipeline",
@@ -42,7 +34,6 @@ _WHERE = {
     "ChatModel": "rag.answer.chatmodel",
     "ChatSession": "rag.answer.chat",
     "ExtractiveAnswerer": "rag.answer.compose",
-    "ANSWERABLE_FEATURES": "rag.answer.relevance",
     "FEATURES": "rag.answer.relevance",
     "Intent": "rag.answer.route",
     "LLMAnswerer": "rag.answer.pipeline",
@@ -59,7 +50,6 @@ _WHERE = {
     "SENTENCE_MODEL": "rag.answer.sentences",
     "SentenceScorer": "rag.answer.sentences",
     "SupportChecker": "rag.answer.cite",
-    "TreeModel": "rag.answer.trees",
     "Usage": "rag.answer.chatmodel",
     "Verifier": "rag.answer.pipeline",
     "bibtex_entry": "rag.answer.cite",
@@ -76,7 +66,6 @@ _WHERE = {
     "source_sentences": "rag.answer.evidence",
 }
 __all__ = [
-    "ANSWERABLE_FEATURES",
     "AnswerPipeline",
     "CatalogueAnswerer",
     "ChatModel",
@@ -98,7 +87,6 @@ __all__ = [
     "SENTENCE_MODEL",
     "SentenceScorer",
     "SupportChecker",
-    "TreeModel",
     "Usage",
     "Verifier",
     "bibtex_entry",

@@ -1,6 +1,5 @@
-"""Does a retrieved paper address the question, and does any? Two calibrated models over a few
-measured signals decide (a logistic regression per paper, gradient-boosted trees per question), and
-abstention is one decision on the second one's output.
+"""Does a retrieved paper address the question, and does any? Two calibrated logistic models over a
+few measured signals decide, and abstention is one decision on the second one's output.
 
 For each retrieved paper (`FEATURES`): how close its best sentences and title are to the question
 (MiniLM cosine), its dense and BM25 scores, how much of the question's vocabulary it holds,
@@ -12,10 +11,9 @@ question's numbers it states, its place in the search's order and its margin ove
 For the question (`QUESTION_FEATURES`): the best of those probabilities and signals over the
 retrieved papers, their margin to the next, and what the sources as a whole lack (a coined name
 the question asks about that no source contains; the rarest question word none holds; a number
-asked for that no sentence close to the question states). `answerable` reads them with the
-second best paper probability and the most probable paper's own signals (`ANSWERABLE_FEATURES`)
-and gives the probability that the sources answer the question: below `abstain`, the answer is
-"the collection does not say".
+asked for that no sentence close to the question states). `answerable` turns them into the
+probability that the sources answer the question: below `abstain`, the answer is "the collection
+does not say".
 
 Both are fitted on the train split of the held-out sets, their thresholds chosen on the validation
 split (`python -m eval.fit_relevance`, which rewrites `rag/models/relevance.json` and records the
@@ -36,7 +34,6 @@ from rag.answer.cues import ASKS, cues
 from rag.answer.evidence import Vectors, leading_sentences
 from rag.answer.logistic import LogisticModel
 from rag.answer.sentences import Tokens
-from rag.answer.trees import TreeModel
 from rag.text import COMMON_ACRONYMS, contains_term, names_in
 from rag.types import Hit, Paper
 
@@ -75,11 +72,6 @@ QUESTION_FEATURES = (
     "key_absent",  # share of the question's key terms (names, capitalised words, numbers) no paper holds
     "asks_number",  # the question asks for a number
 )
-ANSWERABLE_FEATURES = (
-    *QUESTION_FEATURES,
-    "paper_second",  # the second best paper probability: two candidates the model cannot part
-    *(f"top_{name}" for name in FEATURES),  # the signals of the most probable paper
-)
 RARE_SHARE = 0.002
 Frequencies = Callable[[Sequence[int]], tuple[list[int], int]]  # term ids -> (document frequencies, texts)
 
@@ -115,7 +107,7 @@ class Relevance:
         self,
         vectors: Vectors,
         paper: LogisticModel,
-        answerable: LogisticModel | TreeModel,
+        answerable: LogisticModel,
         tokens: Tokens,
         frequencies: Frequencies,
         abstain_threshold: float | None = None,
@@ -224,8 +216,7 @@ class Relevance:
             for hit, sentences, cos, row, p in zip(hits, texts, cosines, rows, probabilities)
         ]
         summary = self._question_features(facts, hits, rows, probabilities)
-        wide = answerable_row(summary, rows, probabilities)
-        confidence = float(self.answerable.probabilities(wide[None, :])[0]) if len(hits) else 0.0
+        confidence = float(self.answerable.probabilities(summary[None, :])[0]) if len(hits) else 0.0
         return Assessment(papers, q, summary, confidence)
 
     def _paper_features(
@@ -315,17 +306,6 @@ _DIGIT = re.compile(r"\d")
 
 
 _CAPITALISED = re.compile(r"(?<![\w'-])[A-Z][\w'-]{2,}")
-
-
-def answerable_row(question: np.ndarray, rows: np.ndarray, probabilities: np.ndarray) -> np.ndarray:
-    """What the answerable model reads (`ANSWERABLE_FEATURES`): the question's features, the second
-    best paper probability and the features of the most probable paper. The trees weigh them
-    together: a paper can be sure of its best sentence and still lack the question's rare word."""
-    if not len(rows):
-        return np.zeros(len(ANSWERABLE_FEATURES))
-    order = np.argsort(-np.asarray(probabilities), kind="stable")
-    second = float(probabilities[order[1]]) if len(order) > 1 else 0.0
-    return np.concatenate([question, [second], rows[order[0]]])
 
 
 def kept_papers(probabilities: Sequence[float], keep: float, share: float = 1.0) -> list[int]:
