@@ -311,7 +311,7 @@ def plain(text: str) -> str:
     `**x**`, `*x*`, `_x_` -> `x`. Citation markers `[1]` are left alone. Text cut inside math (a
     quote clipped at 160 characters) reads as well as it can: the unclosed `$` and a command cut
     short at the end are dropped."""
-    if not text or not re.search(r"[\\$*_`{]", text):
+    if not text or not re.search(r"[\\$*_`{\[]", text):  # nothing to rewrite (a Markdown link opens on "[")
         return text
     out = text
     for _ in range(3):  # nested: \textbf{\textit{x}}, \frac{\tilde{a}}{b}

@@ -61,6 +61,7 @@ def test_plain_and_terminal_safe_text() -> None:
     assert for_terminal("Pooling with [links](javascript:alert(1)) and ![m](http://x/a_(b).png).") == (
         "Pooling with links and m."
     )
+    assert for_terminal("Graph pooling with [links](javascript:alert(1)).") == "Graph pooling with links."
 
 
 def test_one_author_formatter_never_doubles_a_period() -> None:
