@@ -168,6 +168,9 @@ def scores(rows: Sequence[Row]) -> dict[str, float]:
         "precision": (sum(1 for pid, gold in cites if pid in gold) / len(cites)) if cites else math.nan,
         "false_abstention": m.rate([bool(r.abstained) for r in answered if r.answerable]),
         "abstained": m.rate([bool(r.abstained) for r in answered if not r.answerable]),
+        # the abstention decision's errors as a count, so that families add up: answerable abstained
+        # plus unanswerable answered (the figure a change of the answerable model is judged on)
+        "wrong": float(sum(1 for r in answered if bool(r.abstained) == r.answerable)) if answered else math.nan,
     }
 
 
@@ -181,17 +184,19 @@ COLUMNS = (
     ("precision", "{:.3f}"),
     ("false_abstention", "{:.3f}"),
     ("abstained", "{:.3f}"),
+    ("wrong", "{:.0f}"),
 )
 
 
 def table(rows: Sequence[Row], splits: Sequence[str]) -> list[dict[str, Any]]:
-    """Per family and kind, and per family overall: the figures of each split."""
+    """Per family and kind, per family overall, and every family pooled last: the figures of each split."""
     groups: dict[tuple[str, str], list[Row]] = defaultdict(list)
     for row in rows:
         groups[(family(row.source), row.kind or "-")].append(row)
         groups[(family(row.source), "ALL")].append(row)
+    ordered = sorted(groups.items(), key=lambda g: (g[0][0], g[0][1] != "ALL", g[0][1]))
     out = []
-    for (fam, kind), members in sorted(groups.items(), key=lambda g: (g[0][0], g[0][1] != "ALL", g[0][1])):
+    for (fam, kind), members in [*ordered, (("every family", "ALL"), list(rows))]:
         entry: dict[str, Any] = {"family": fam, "kind": kind}
         for split in splits:
             entry[split] = scores([r for r in members if r.split == split])

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from eval.heldout import HELDOUT, SOURCES
+from eval.heldout import HELDOUT, SOURCES, Row, render, table
 from rag.app import App
-from rag.evaluation import SPLITS, load_items
+from rag.evaluation import SPLITS, ItemResult, load_items
 
 KINDS = {
     "paraphrase",
@@ -68,3 +68,30 @@ def test_sample_quotes_are_pieces_of_their_gold_abstracts(sample_app: App, path:
         assert texts, f"{path.name}: {item.id} has no gold paper in the sample"
         for quote in quotes[item.id]:
             assert any(quote.strip("*") in t for t in texts), f"{path.name}: {item.id}: {quote!r}"
+
+
+def test_the_report_counts_wrong_abstention_decisions_per_family_and_over_every_family() -> None:
+    """Answerable abstained plus unanswerable answered, as counts that add up across families: the
+    figure a change of the answerable model is judged on."""
+
+    def row(source: str, answerable: bool, abstained: bool, split: str = "validation") -> Row:
+        result = ItemResult(
+            "q", "factoid", "?", answerable, ["p"] if answerable else [], answer="", abstained=abstained
+        )
+        return Row(source, split, "factoid", result, None)
+
+    rows = [
+        row("conf-written-w8", True, True),  # wrong: answerable, abstained
+        row("conf-written-w9", True, False),
+        row("conf-written-w8", False, False),  # wrong: unanswerable, answered
+        row("scifact-removed", False, True),
+        row("scifact-removed", False, False),  # wrong
+        row("scifact-removed", False, False, "train"),  # another split
+    ]
+    entries = table(rows, ["train", "validation"])
+    wrong = {(e["family"], e["kind"]): (e["train"]["wrong"], e["validation"]["wrong"]) for e in entries}
+    assert wrong[("conf-written", "ALL")][1] == 2
+    assert wrong[("scifact-removed", "ALL")] == (1, 1)
+    assert wrong[("every family", "ALL")] == (1, 3)
+    assert entries[-1]["family"] == "every family"
+    assert "| every family | ALL |" in render(entries, ["train", "validation"])
