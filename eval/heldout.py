@@ -63,6 +63,9 @@ SOURCES = (
     # collection cannot say which paper it means, so it must abstain; phrasings split 29 / 10 / 9
     Source("conf-generic", "conf", HANDWRITTEN / "generic_alone.jsonl"),
     Source("sample-generic", "sample", HANDWRITTEN / "generic_alone.jsonl"),
+    # two topics joined ("Which papers combine GNNs with LLMs?"), gold the papers naming both
+    # (eval/build_topic_pairs.py, built from the conf index): measured only, the models predate it
+    Source("conf-topic-pairs", "conf", GENERATED / "conf_topic_pairs.jsonl", fitted=False),
     Source("scifact", "scifact", GENERATED / "scifact.jsonl"),
     Source("scifact-removed", "scifact-removed", GENERATED / "scifact_removed.jsonl"),
     Source("sample-dev", "sample", HANDWRITTEN / "dev.jsonl", "train"),

@@ -95,3 +95,22 @@ def test_the_report_counts_wrong_abstention_decisions_per_family_and_over_every_
     assert wrong[("every family", "ALL")] == (1, 3)
     assert entries[-1]["family"] == "every family"
     assert "| every family | ALL |" in render(entries, ["train", "validation"])
+
+
+def test_topic_pairs_take_as_gold_the_papers_that_name_both_topics_in_any_form() -> None:
+    """A pair is asked when few papers name both topics and each alone fills a list: then a list
+    led by one topic's papers shows up as papers cited that are not gold."""
+    from eval.build_topic_pairs import build
+
+    gnn = [(f"g{i}", f"A graph neural network for task {i}.") for i in range(9)]
+    llm = [(f"l{i}", f"Large language models solve task {i}.") for i in range(9)]
+    both = [("b1", "GNNs meet LLMs."), ("b2", "Graph Neural Networks as tokens for a large language model.")]
+    rare = [("r1", "Federated learning with GNNs.")]  # one paper names both: too few to ask
+    items = {i["id"]: i for i in build(gnn + llm + both + rare)}
+    pair = items["pair:graph neural networks|large language models"]
+    assert pair["gold_ids"] == ["b1", "b2"]
+    assert pair["split"] in SPLITS and pair["kind"] == "topic-pair"
+    question = pair["question"]
+    assert any(n in question for n in ("graph neural networks", "GNNs"))
+    assert any(n in question for n in ("large language models", "LLMs"))
+    assert "pair:graph neural networks|federated learning" not in items

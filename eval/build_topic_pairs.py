@@ -1,0 +1,145 @@
+"""Questions that join two topics, built mechanically from an index: `python -m eval.build_topic_pairs
+--home DIR [--out FILE]`.
+
+The class: "Which papers combine graph neural networks with LLMs?" The answer must list papers on
+*both* topics, and a ranking led by the more common topic lists papers on it alone (a user's
+question of the 2026-12-02 review did: 4 of 5 plain GNN papers). The writers' list questions have
+one gold paper each, so they cannot tell a list that honours the qualifier from one that does not.
+
+Each topic below is a name a user would write and the forms abstracts write it in (acronyms,
+plurals). For every pair of topics, the gold papers are those of the index whose title or abstract
+names both; a pair is kept when 2 to 40 papers do and each topic alone is named by at least three
+times as many, so that one topic's papers alone would fill a list. The question's wording and the
+topic's surface form (its name or its acronym) are drawn with a fixed seed; its split is keyed by
+the pair. Read through `eval.heldout` (family `conf-topic-pairs`), the report's `precision` is the
+share of cited papers that name both topics (the qualifier held), `recall@5` the capped recall of
+the search's top 5. Gold is lexical by construction: a paper on both topics that names one in
+other words counts against the answer, so the figures are a floor."""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import random
+import re
+from pathlib import Path
+
+from rag.evaluation import split_of
+
+SEED = 20261203
+# (name, acronym or "", pattern over title + abstract)
+TOPICS: tuple[tuple[str, str, str], ...] = (
+    ("graph neural networks", "GNNs", r"\bgraph neural networks?\b|\bGNNs?\b"),
+    ("large language models", "LLMs", r"\blarge language models?\b|\bLLMs?\b"),
+    ("diffusion models", "", r"\bdiffusion models?\b"),
+    ("reinforcement learning", "RL", r"\breinforcement learning\b"),
+    ("sparse autoencoders", "SAEs", r"\bsparse auto-?encoders?\b|\bSAEs?\b"),
+    ("vision transformers", "ViTs", r"\bvision transformers?\b|\bViTs?\b"),
+    ("federated learning", "", r"\bfederated learning\b"),
+    ("contrastive learning", "", r"\bcontrastive learning\b"),
+    ("knowledge distillation", "", r"\bknowledge distillation\b"),
+    ("in-context learning", "", r"\bin-context learning\b"),
+    ("mixture of experts", "MoE", r"\bmixture[- ]of[- ]experts?\b|\bMoEs?\b"),
+    ("chain-of-thought reasoning", "", r"\bchain[- ]of[- ]thoughts?\b"),
+    ("proteins", "", r"\bproteins?\b"),
+    ("time series", "", r"\btime[- ]series\b"),
+    ("molecules", "", r"\bmolecules?\b|\bmolecular\b"),
+    ("robotics", "", r"\brobots?\b|\brobotics?\b"),
+    ("differential privacy", "", r"\bdifferential(?:ly)? priva"),
+    ("adversarial attacks", "", r"\badversarial attacks?\b"),
+    ("knowledge graphs", "", r"\bknowledge graphs?\b"),
+    ("retrieval-augmented generation", "RAG", r"\bretrieval[- ]augmented generation\b"),
+    ("Gaussian splatting", "", r"\bgaussian splatting\b"),
+    ("video generation", "", r"\bvideo generation\b"),
+    ("text-to-image generation", "", r"\btext-to-image\b"),
+    ("optimal transport", "", r"\boptimal transport\b"),
+    ("Bayesian optimization", "", r"\bbayesian optimi[sz]ation\b"),
+    ("quantization", "", r"\bquantiz(?:ation|ed|ing)\b"),
+    ("pruning", "", r"\bprun(?:ing|ed)\b"),
+    ("low-rank adaptation", "LoRA", r"\blow-rank adaptation\b|\bLoRA\b"),
+    ("reward models", "", r"\breward models?\b"),
+    ("hallucination", "", r"\bhallucinat"),
+    ("speech", "", r"\bspeech\b"),
+    ("multi-agent systems", "", r"\bmulti-agent\b"),
+    ("code generation", "", r"\bcode generation\b"),
+    ("mathematical reasoning", "", r"\bmath(?:ematical)? reasoning\b"),
+    ("causal inference", "", r"\bcausal inference\b"),
+    ("out-of-distribution detection", "OOD detection", r"\bout-of-distribution detection\b|\bOOD detection\b"),
+    ("continual learning", "", r"\bcontinual learning\b"),
+    ("vision-language models", "VLMs", r"\bvision[- ]language models?\b|\bVLMs?\b"),
+    ("state space models", "SSMs", r"\bstate[- ]space models?\b|\bSSMs?\b"),
+    ("neural operators", "", r"\bneural operators?\b"),
+    ("watermarking", "", r"\bwatermark"),
+    ("machine unlearning", "", r"\bunlearning\b"),
+    ("tabular data", "", r"\btabular\b"),
+    ("point clouds", "", r"\bpoint clouds?\b"),
+    ("autonomous driving", "", r"\bautonomous driving\b"),
+    ("spiking neural networks", "SNNs", r"\bspiking neural networks?\b|\bSNNs?\b"),
+    ("transformers", "", r"\btransformers?\b"),
+    ("meta-learning", "", r"\bmeta-learning\b"),
+)
+FORMS = (
+    "Which papers combine {a} with {b}?",
+    "Which papers use {a} for {b}?",
+    "What work applies {a} to {b}?",
+    "Are there papers on {a} in {b}?",
+    "Which papers study {a} together with {b}?",
+)
+MIN_GOLD, MAX_GOLD, ALONE = 2, 40, 3
+
+
+def papers_of(home: Path) -> list[tuple[str, str]]:
+    """(id, title + abstract) of every paper of the index at `home`."""
+    os.environ["RAG_HOME"] = str(home)
+    from rag.app import App
+    from rag.settings import Settings
+
+    catalog = App(Settings()).index.load().catalog
+    return [(p.id, f"{p.title}\n{p.abstract}") for _, p in catalog.iter_papers()]
+
+
+def build(papers: list[tuple[str, str]]) -> list[dict]:
+    named = {name: {pid for pid, text in papers if re.search(pattern, text, re.I)} for name, _, pattern in TOPICS}
+    rng = random.Random(SEED)
+    items = []
+    for (a, a_short, _), (b, b_short, _) in itertools.combinations(TOPICS, 2):
+        both = named[a] & named[b]
+        if not MIN_GOLD <= len(both) <= MAX_GOLD:
+            continue
+        if min(len(named[a]), len(named[b])) < ALONE * len(both):
+            continue
+        first, second = ((a, a_short), (b, b_short)) if rng.random() < 0.5 else ((b, b_short), (a, a_short))
+        surface = [s if s and rng.random() < 0.5 else n for n, s in (first, second)]
+        key = f"pair:{a}|{b}"
+        items.append(
+            {
+                "id": key,
+                "kind": "topic-pair",
+                "question": rng.choice(FORMS).format(a=surface[0], b=surface[1]),
+                "gold_ids": sorted(both),
+                "split": split_of(key),
+            }
+        )
+    return items
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--home", type=Path, required=True, help="the conference index (seeds + both lists)")
+    parser.add_argument(
+        "--out", type=Path, default=Path(__file__).resolve().parent / "generated" / "conf_topic_pairs.jsonl"
+    )
+    args = parser.parse_args()
+    items = build(papers_of(args.home))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
+    by: dict[str, int] = {}
+    for item in items:
+        by[item["split"]] = by.get(item["split"], 0) + 1
+    print(f"{len(items)} questions joining two topics -> {args.out}: {dict(sorted(by.items()))}")
+
+
+if __name__ == "__main__":
+    main()
