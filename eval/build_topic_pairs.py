@@ -34,7 +34,7 @@ TOPICS: tuple[tuple[str, str, str], ...] = (
     ("graph neural networks", "GNNs", r"\bgraph neural networks?\b|\bGNNs?\b"),
     ("large language models", "LLMs", r"\blarge language models?\b|\bLLMs?\b"),
     ("diffusion models", "", r"\bdiffusion models?\b"),
-    ("reinforcement learning", "RL", r"\breinforcement learning\b"),
+    ("reinforcement learning", "RL", r"\breinforcement learning\b|\bRL\b"),
     ("sparse autoencoders", "SAEs", r"\bsparse auto-?encoders?\b|\bSAEs?\b"),
     ("vision transformers", "ViTs", r"\bvision transformers?\b|\bViTs?\b"),
     ("federated learning", "", r"\bfederated learning\b"),
@@ -50,7 +50,7 @@ TOPICS: tuple[tuple[str, str, str], ...] = (
     ("differential privacy", "", r"\bdifferential(?:ly)? priva"),
     ("adversarial attacks", "", r"\badversarial attacks?\b"),
     ("knowledge graphs", "", r"\bknowledge graphs?\b"),
-    ("retrieval-augmented generation", "RAG", r"\bretrieval[- ]augmented generation\b"),
+    ("retrieval-augmented generation", "RAG", r"\bretrieval[- ]augmented generation\b|\bRAG\b"),
     ("Gaussian splatting", "", r"\bgaussian splatting\b"),
     ("video generation", "", r"\bvideo generation\b"),
     ("text-to-image generation", "", r"\btext-to-image\b"),
@@ -102,7 +102,6 @@ def papers_of(home: Path) -> list[tuple[str, str]]:
 
 def build(papers: list[tuple[str, str]]) -> list[dict]:
     named = {name: {pid for pid, text in papers if re.search(pattern, text, re.I)} for name, _, pattern in TOPICS}
-    rng = random.Random(SEED)
     items = []
     for (a, a_short, _), (b, b_short, _) in itertools.combinations(TOPICS, 2):
         both = named[a] & named[b]
@@ -110,9 +109,10 @@ def build(papers: list[tuple[str, str]]) -> list[dict]:
             continue
         if min(len(named[a]), len(named[b])) < ALONE * len(both):
             continue
+        key = f"pair:{a}|{b}"
+        rng = random.Random(f"{SEED}:{key}")  # a pair's wording does not depend on which other pairs are kept
         first, second = ((a, a_short), (b, b_short)) if rng.random() < 0.5 else ((b, b_short), (a, a_short))
         surface = [s if s and rng.random() < 0.5 else n for n, s in (first, second)]
-        key = f"pair:{a}|{b}"
         items.append(
             {
                 "id": key,

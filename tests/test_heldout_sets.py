@@ -114,3 +114,11 @@ def test_topic_pairs_take_as_gold_the_papers_that_name_both_topics_in_any_form()
     assert any(n in question for n in ("graph neural networks", "GNNs"))
     assert any(n in question for n in ("large language models", "LLMs"))
     assert "pair:graph neural networks|federated learning" not in items
+    # a pair's wording and split do not depend on which other pairs are kept
+    speech = [(f"s{i}", f"Speech recognition {i}.") for i in range(9)]
+    robots = [(f"r{i}", f"A robot learns {i}.") for i in range(9)]
+    joined = [("x1", "Speech for robots."), ("x2", "Robots hear speech.")]
+    alone = build(speech + robots + joined)
+    with_gnn_llm = build(gnn + llm + both + speech + robots + joined)  # a pair kept before it
+    assert [i["id"] for i in alone] == ["pair:robotics|speech"]
+    assert next(i for i in with_gnn_llm if i["id"] == "pair:robotics|speech") == alone[0]
