@@ -46,7 +46,7 @@ class Source:
     index: str
     path: Path
     split: str = ""
-    fitted: bool = True  # the relevance models are fitted on its train split (else it is only measured)
+    fitted: bool = True  # models, router and fusion are fitted and chosen on it (else it is only measured)
 
 
 SOURCES = (
