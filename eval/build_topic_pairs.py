@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import os
 import random
 import re
+from collections import Counter
 from pathlib import Path
 
+from eval.build_heldout import write
 from rag.evaluation import split_of
 
 SEED = 20261203
@@ -134,10 +135,8 @@ def main() -> None:
     args = parser.parse_args()
     items = build(papers_of(args.home))
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
-    by: dict[str, int] = {}
-    for item in items:
-        by[item["split"]] = by.get(item["split"], 0) + 1
+    write(args.out, items)
+    by = Counter(item["split"] for item in items)
     print(f"{len(items)} questions joining two topics -> {args.out}: {dict(sorted(by.items()))}")
 
 

@@ -56,7 +56,7 @@ def collect(index: str, home: Path, splits: set[str]) -> list[dict]:
     out = []
     done: dict[str, int] = {}
     for source, item, _, split in split_items(index, loaded.catalog):
-        if item.history or split not in splits or not source.fitted:
+        if item.history or split not in splits:
             continue
         hits = app.retriever.search(item.question, K).hits
         assessment = relevance.assess(item.question, hits)

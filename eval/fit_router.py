@@ -213,8 +213,8 @@ def labelled(homes: dict[str, str], splits: set[str]) -> list[tuple[str, str]]:
     for index, home in homes.items():
         os.environ["RAG_HOME"] = home
         catalog = App(Settings()).index.load().catalog
-        for source, item, record, split in split_items(index, catalog):
-            if split not in splits or not source.fitted:
+        for _, item, record, split in split_items(index, catalog):
+            if split not in splits:
                 continue
             if record.get("kind") == "catalogue" and "intent" not in record:
                 continue  # not labelled (test, or an old set's catalogue item)

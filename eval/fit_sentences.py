@@ -45,13 +45,7 @@ def collect(index: str, home: Path, splits: set[str]) -> list[dict]:
     scorer = SentenceScorer(blank, TOKENIZE)
     out = []
     for source, item, _, split in split_items(index, loaded.catalog):
-        if (
-            split not in splits
-            or not source.fitted
-            or not item.answer_contains
-            or not item.gold_ids
-            or not item.answerable
-        ):
+        if split not in splits or not item.answer_contains or not item.gold_ids or not item.answerable:
             continue
         terms = list(dict.fromkeys(TOKENIZE(item.question)))
         df, total = loaded.keyword.frequencies(terms) if terms else ([], 1)

@@ -46,7 +46,7 @@ class Source:
     index: str
     path: Path
     split: str = ""
-    fitted: bool = True  # models, router and fusion are fitted and chosen on it (else it is only measured)
+    fitted: bool = True  # `split_items` yields it: models, router and fusion are fitted and chosen on it
 
 
 SOURCES = (
@@ -102,10 +102,11 @@ def cached_rows(path: Path, refresh: bool, homes: Sequence[str], collect: Any) -
 
 
 def split_items(index: str, catalog: Any) -> Iterator[tuple[Source, Item, dict[str, Any], str]]:
-    """Every item of the sources asked of `index`: its source, the item, its raw record and its
-    split. The one loop the fitting scripts and benchmarks share."""
+    """Every item of the fitted sources asked of `index` (a measured-only source is never chosen
+    on): its source, the item, its raw record and its split. The one loop the fitting scripts and
+    benchmarks share."""
     for source in SOURCES:
-        if source.index != index or not source.path.exists():
+        if source.index != index or not source.fitted or not source.path.exists():
             continue
         items, _ = load_items(source.path, catalog)
         raw = raw_records(source.path)

@@ -122,3 +122,21 @@ def test_topic_pairs_take_as_gold_the_papers_that_name_both_topics_in_any_form()
     with_gnn_llm = build(gnn + llm + both + speech + robots + joined)  # a pair kept before it
     assert [i["id"] for i in alone] == ["pair:robotics|speech"]
     assert next(i for i in with_gnn_llm if i["id"] == "pair:robotics|speech") == alone[0]
+
+
+def test_fitting_scripts_never_see_a_measured_only_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`split_items` is the one loop every fitting script and the fusion bench read: a source with
+    `fitted=False` (conf-topic-pairs) is only measured, never chosen on."""
+    import eval.heldout as heldout
+    from rag.store import Catalog
+    from rag.types import Paper
+
+    path = tmp_path / "set.jsonl"
+    path.write_text(json.dumps({"id": "q1", "question": "What is T?", "gold_ids": ["p1"], "split": "train"}) + "\n")
+    monkeypatch.setattr(
+        heldout,
+        "SOURCES",
+        (heldout.Source("kept", "x", path), heldout.Source("measured", "x", path, fitted=False)),
+    )
+    catalog = Catalog.of([Paper(id="p1", title="T", abstract="T is a thing.")])
+    assert [(s.name, i.id, split) for s, i, _, split in heldout.split_items("x", catalog)] == [("kept", "q1", "train")]

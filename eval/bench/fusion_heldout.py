@@ -43,8 +43,8 @@ def collect(index: str, home: Path) -> list[Run]:
     assert reranker is not None, "the sentence reranker needs the local embedding model"
     runs: list[Run] = []
     for source, item, _, split in split_items(index, loaded.catalog):
-        if not item.answerable or not item.gold_ids or item.history or not source.fitted:
-            continue  # a measured-only family (conf-topic-pairs) would move the figures the fusion is chosen on
+        if not item.answerable or not item.gold_ids or item.history:
+            continue
         ranked = app.retriever.rankings(loaded, item.question, DEPTH, None, Mode.HYBRID)
         rankings = {r.name: [[p, r.scores[i] if r.scores else 0.0] for i, p in enumerate(r.papers)] for r in ranked}
         first = library(app.settings.dense_weight)({"rankings": rankings})[:RERANK_DEPTH]
