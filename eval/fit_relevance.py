@@ -23,7 +23,8 @@
    - `keep_share`: the share of the best paper's probability at which another paper is quoted
      beside it, maximising F2 (recall weighed twice) over the same one-gold questions.
    The validation figures per family at the chosen and nearby thresholds are printed.
-4. Write `rag/models/relevance.json` with the figures each choice was made on.
+4. Write `rag/models/relevance.json` with the figures each choice was made on (the part floor of
+   `eval.fit_part_floor` is carried over: rerun that script after a refit).
 The test split is never read here."""
 
 from __future__ import annotations
@@ -220,6 +221,15 @@ def auc(positive: list[float], negative: list[float]) -> float:
     return float(((pos > neg).sum() + 0.5 * (pos == neg).sum()) / (pos.size * neg.size))
 
 
+def carried_floor(path: Path) -> dict[str, float]:
+    """The part floor of the model file (`eval.fit_part_floor`), kept across a refit of the paper
+    model: rerun that script afterwards, since it applies to the papers this model keeps."""
+    if not path.exists():
+        return {}
+    thresholds = LogisticModel.load(path, "paper").thresholds
+    return {k: v for k, v in thresholds.items() if k in ("part_floor", "part_relative")}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--home", action="append", default=[], help="NAME=DIR for each index")
@@ -267,7 +277,7 @@ def main() -> None:
         paper.bias,
         paper.mean,
         paper.scale,
-        {"keep": round(keep, 4), "keep_many": round(keep_many, 4), "keep_share": share},
+        {"keep": round(keep, 4), "keep_many": round(keep_many, 4), "keep_share": share, **carried_floor(args.out)},
         {
             "train_rows": len(y),
             "keep": keep_figures,

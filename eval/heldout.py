@@ -101,12 +101,12 @@ def cached_rows(path: Path, refresh: bool, homes: Sequence[str], collect: Any) -
     return rows
 
 
-def split_items(index: str, catalog: Any) -> Iterator[tuple[Source, Item, dict[str, Any], str]]:
+def split_items(index: str, catalog: Any, measured: bool = False) -> Iterator[tuple[Source, Item, dict[str, Any], str]]:
     """Every item of the fitted sources asked of `index` (a measured-only source is never chosen
-    on): its source, the item, its raw record and its split. The one loop the fitting scripts and
-    benchmarks share."""
+    on, unless `measured` asks for those too): its source, the item, its raw record and its split.
+    The one loop the fitting scripts and benchmarks share."""
     for source in SOURCES:
-        if source.index != index or not source.fitted or not source.path.exists():
+        if source.index != index or not (source.fitted or measured) or not source.path.exists():
             continue
         items, _ = load_items(source.path, catalog)
         raw = raw_records(source.path)

@@ -3,6 +3,7 @@ features, the sentence cues, the catalogue's counts and the logistic model's fil
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -11,11 +12,11 @@ import pytest
 from rag.answer.catalogue import count_text
 from rag.answer.cues import ASKS, BACK_REFERENCE, MANY, ROLES
 from rag.answer.query import read
-from rag.answer.relevance import FEATURES, LogisticModel
+from rag.answer.relevance import FEATURES, LogisticModel, part_weakest, topic_parts
 from rag.answer.route import Intent, Router, asked_field
 from rag.app import App
 from rag.store.keyword import TOKENIZE
-from rag.types import Filters, Paper
+from rag.types import Filters, Hit, Paper
 from tests.fakes import corpus, pipeline
 
 
@@ -201,3 +202,63 @@ def test_unheld_counts_only_what_the_papers_lack_weighted_by_rarity(sample_app: 
     assert 0.9 < absent < 1.3  # a word in no text counts about one (1 + log 2 / log texts)
     assert relevance.unheld(f"{own_words} zygomorphic", [paper]) == absent
     assert 0 < relevance.unheld("model", []) < absent  # a common word counts little
+
+
+@pytest.mark.parametrize(
+    ("question", "parts"),
+    [
+        ("Which papers combine GNNs with LLMs?", ["combine GNNs", "LLMs"]),
+        ("How do papers reduce object hallucination in VLMs?", ["reduce object hallucination", "VLMs"]),
+        ("Which papers use sparse autoencoders, in vision?", ["sparse autoencoders", "vision"]),
+        ("What are the main approaches to detecting hallucinations?", ["detecting hallucinations"]),
+        ("Which papers are there?", []),
+    ],
+)
+def test_topic_parts_are_the_runs_of_words_that_name_a_topic(question: str, parts: list[str]) -> None:
+    assert topic_parts(question) == parts
+
+
+def test_the_weakest_part_is_absolute_or_relative_to_the_best_paper() -> None:
+    cosines = np.array([[0.8, 0.3], [0.5, 0.35], [0.9, 0.1]])  # papers x parts
+    assert part_weakest(cosines).tolist() == pytest.approx([0.3, 0.35, 0.1])
+    # relative: the second part's best is 0.35, so its gap weighs as much as the first part's
+    assert part_weakest(cosines, relative=True).tolist() == pytest.approx([-0.1, -0.4, -0.25])
+
+
+def _papers_on_two_topics() -> list[Paper]:
+    return [
+        Paper(
+            id="both",
+            title="Graph neural networks meet language models",
+            abstract="We combine a graph neural network encoder with a large language model to answer "
+            "questions over knowledge graphs.",
+        ),
+        Paper(
+            id="graphs",
+            title="Message passing for molecules",
+            abstract="We propose a message-passing graph neural network for molecular property prediction.",
+        ),
+        Paper(
+            id="language",
+            title="Instruction tuning at scale",
+            abstract="We fine-tune large language models on instructions so that they follow user requests.",
+        ),
+    ]
+
+
+def test_a_plural_question_lists_only_papers_that_hold_every_topic(sample_app: App) -> None:
+    relevance = sample_app.pipeline.relevance
+    question = "Which papers combine graph neural networks with language models?"
+    papers = relevance.assess(question, [Hit(p, 1.0) for p in _papers_on_two_topics()]).papers
+    cosines = relevance.part_cosines(question, papers)
+    assert cosines is not None and cosines.shape == (3, len(topic_parts(question)))
+    weakest = part_weakest(cosines, relative=True)
+    assert weakest[0] > max(weakest[1], weakest[2])  # the one paper about both topics holds its weakest best
+    everything = {"keep": 0.0, "keep_many": 0.0, "keep_share": 0.0}
+    relevance.paper = replace(relevance.paper, thresholds=everything)
+    assert relevance.listed(question, papers, many=True) == [0, 1, 2]  # no floor: every kept paper
+    relevance.paper = replace(relevance.paper, thresholds={**everything, "part_floor": 1.0, "part_relative": 0.0})
+    best = max(range(3), key=lambda i: papers[i].probability)
+    assert relevance.listed(question, papers, many=True) == [best]  # never the most probable paper left out
+    assert relevance.listed(question, papers, many=False) == [0, 1, 2]  # a singular question is not listed
+    assert relevance.listed("Which papers use graph neural networks?", papers, many=True) == [0, 1, 2]  # one topic

@@ -419,12 +419,12 @@ class AnswerPipeline:
     # -- the parts of an answer -------------------------------------------------------------
 
     def _extract(self, question: str, assessment: Assessment) -> Draft:
-        """The kept papers in the search's order (`Relevance.kept`) and the not-kept papers that
+        """The kept papers in the search's order (`Relevance.listed`) and the not-kept papers that
         may still bear on it as related."""
         numbered = list(enumerate(assessment.papers, start=1))
         many = bool(MANY.pattern.search(question))
         keep = self.relevance.keep_below(many)
-        places = self.relevance.kept([p.probability for p in assessment.papers], many)
+        places = self.relevance.listed(question, assessment.papers, many)
         kept = [numbered[i] for i in places]
         draft = self.extractive.compose(question, kept, self.relevance.weights(question))
         chosen = {n for n, _ in kept}

@@ -27,34 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from rag.npy import load_arrays
-from rag.text import STOPWORDS, fold, plain
-
-# Words every abstract uses; they would name every cluster the same.
-GENERIC = frozenset(
-    "model models method methods approach approaches propose proposed proposes paper papers work works result "
-    "results show shows shown demonstrate demonstrates performance task tasks data dataset datasets new novel "
-    "existing learning framework frameworks problem problems based using use used existing state art however "
-    "significantly improve improves improved improvement experiments experimental achieve achieves various "
-    "while across different training also well large many first key recent study introduce introduces "
-    "present presents provide provides challenge challenges effective efficient efficiency via can may "
-    "without within two three one often further extensive benchmark benchmarks code available github https "
-    "com www org http com abstract specifically including particular leverage leverages leveraging enable "
-    "enables address addresses potential analysis general specific allow allows compared superior "
-    "outperforms outperform better high low set sets number lead leads findings empirical empirically "
-    "theoretical theoretically understanding ability capabilities capability remain remains settings setting "
-    "beyond recently moreover thus furthermore additionally yet still even real world widely commonly "
-    # English function words that STOPWORDS leaves out
-    "both has have had having due only between towards toward range per each other others own same some any "
-    "all across through whether whose whom within without upon onto off out up down once twice since until "
-    "because though although unless whereas thereby therefore hence among along around against after before "
-    "during above below further must should shall need needs needed often usually rather quite just like "
-    "given make makes made making take takes way ways thus instead either neither nor versus vs etc "
-    "state-of-the-art art sota prior previous current existing recent able via etc one two three four five "
-    "several multiple single various diverse wide range key main important critical crucial significant "
-    "substantial substantially strong stronger robust simple effective effectively efficient efficiently "
-    "problem task tasks setting settings domain domains scenarios scenario applications application "
-    "framework frameworks approach approaches technique techniques strategy strategies system systems".split()
-)
+from rag.text import GENERIC_WORDS, STOPWORDS, fold, plain
 
 
 @dataclass
@@ -235,7 +208,7 @@ _WORD = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 
 def _terms(text: str) -> set[str]:
     words = [w for w in _WORD.findall(fold(plain(text))) if len(w) > 2]
-    keep = [w if w not in STOPWORDS and w not in GENERIC else "" for w in words]
+    keep = [w if w not in STOPWORDS and w not in GENERIC_WORDS else "" for w in words]
     terms = {w for w in keep if w}
     terms |= {f"{a} {b}" for a, b in zip(keep, keep[1:]) if a and b}
     return terms
