@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from eval.fit_relevance import f_beta
 from eval.heldout import cached_rows, split_items
 from rag.answer import RELEVANCE_MODEL, LogisticModel
 from rag.answer.relevance import part_weakest
@@ -104,7 +105,7 @@ def figures(rows: list[dict[str, Any]], floor: float | None, relative: bool) -> 
         fn += len(gold & set(row["papers"]) - shown)
     precision = tp / (tp + fp) if tp + fp else 0.0
     recall = tp / (tp + fn) if tp + fn else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    f1 = f_beta(precision, recall)
     return {"questions": len(rows), "precision": round(precision, 4), "recall": round(recall, 4), "f1": round(f1, 4)}
 
 
