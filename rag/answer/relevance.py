@@ -87,7 +87,6 @@ class PaperEvidence:
     cosines: np.ndarray
     features: np.ndarray
     probability: float = 0.0
-    vectors: np.ndarray | None = None  # its sentences' and title's embeddings, for `part_cosines`
 
 
 @dataclass
@@ -165,10 +164,14 @@ class Relevance:
         best cosine with one of the paper's sentences or its title. None when the question has
         fewer than two parts."""
         parts = topic_parts(question)
-        if len(parts) < 2 or any(p.vectors is None for p in papers):
+        if len(parts) < 2:
             return None
         wanted = self.vectors.embed(parts)
-        return np.vstack([(p.vectors @ wanted.T).max(axis=0) for p in papers])
+        rows = []
+        for paper in papers:  # `assess` embedded these texts: the cache answers
+            own = self.vectors.embed([*paper.sentences, paper.hit.paper.title or paper.hit.paper.label or ""])
+            rows.append((own @ wanted.T).max(axis=0))
+        return np.vstack(rows)
 
     def weights(self, question: str) -> dict[int, float]:
         """Each question term's inverse document frequency in the index."""
@@ -243,13 +246,9 @@ class Relevance:
         facts = _QuestionFacts.read(question, self.tokens, self.frequencies)
         rows = self._paper_features(facts, hits, texts, cosines, title_cos)
         probabilities = self.paper.probabilities(rows)
-        vectors, at = [], 1
-        for n, sentences in enumerate(texts):
-            vectors.append(np.vstack([matrix[at : at + len(sentences)], matrix[1 + len(flat) + n][None, :]]))
-            at += len(sentences)
         papers = [
-            PaperEvidence(hit, sentences, cos, row, float(p), vecs)
-            for hit, sentences, cos, row, p, vecs in zip(hits, texts, cosines, rows, probabilities, vectors)
+            PaperEvidence(hit, sentences, cos, row, float(p))
+            for hit, sentences, cos, row, p in zip(hits, texts, cosines, rows, probabilities)
         ]
         summary = self._question_features(facts, hits, rows, probabilities)
         confidence = float(self.answerable.probabilities(summary[None, :])[0]) if len(hits) else 0.0
