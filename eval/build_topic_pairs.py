@@ -14,7 +14,14 @@ topic's surface form (its name or its acronym) are drawn with a fixed seed; its 
 the pair. Read through `eval.heldout` (family `conf-topic-pairs`), the report's `precision` is the
 share of cited papers that name both topics (the qualifier held), `recall@5` the capped recall of
 the search's top 5. Gold is lexical by construction: a paper on both topics that names one in
-other words counts against the answer, so the figures are a floor."""
+other words counts against the answer, so the figures are a floor.
+
+The same topics give the unanswerable twin (`--absent-out`, family `conf-topic-absent`): pairs that
+no title or abstract names together while each topic alone is named by at least `ABSENT_ALONE`
+papers, asked in the same forms ("Which papers use spiking neural networks for knowledge
+graphs?"). That is the writers' third sort of near miss (a real topic with a qualifier no paper
+covers), which the search answers with papers on one topic each; a fixed-seed sample as large as
+the answerable set keeps the two classes in balance."""
 
 from __future__ import annotations
 
@@ -89,6 +96,7 @@ FORMS = (
     "Which papers study {a} together with {b}?",
 )
 MIN_GOLD, MAX_GOLD, ALONE = 2, 40, 3
+ABSENT_ALONE = 15
 
 
 def papers_of(home: Path) -> list[tuple[str, str]]:
@@ -101,29 +109,32 @@ def papers_of(home: Path) -> list[tuple[str, str]]:
     return [(p.id, f"{p.title}\n{p.abstract}") for _, p in catalog.iter_papers()]
 
 
-def build(papers: list[tuple[str, str]]) -> list[dict]:
+def build(papers: list[tuple[str, str]]) -> tuple[list[dict], list[dict]]:
+    """The answerable pairs and their unanswerable twins (pairs no paper names together)."""
     named = {name: {pid for pid, text in papers if re.search(pattern, text, re.I)} for name, _, pattern in TOPICS}
-    items = []
+    items, absent = [], []
     for (a, a_short, _), (b, b_short, _) in itertools.combinations(TOPICS, 2):
         both = named[a] & named[b]
+        key = f"pair:{a}|{b}"
+        if not both and min(len(named[a]), len(named[b])) >= ABSENT_ALONE:
+            absent.append({**_asked(key, (a, a_short), (b, b_short)), "kind": "topic-absent", "answerable": False})
+            continue
         if not MIN_GOLD <= len(both) <= MAX_GOLD:
             continue
         if min(len(named[a]), len(named[b])) < ALONE * len(both):
             continue
-        key = f"pair:{a}|{b}"
-        rng = random.Random(f"{SEED}:{key}")  # a pair's wording does not depend on which other pairs are kept
-        first, second = ((a, a_short), (b, b_short)) if rng.random() < 0.5 else ((b, b_short), (a, a_short))
-        surface = [s if s and rng.random() < 0.5 else n for n, s in (first, second)]
-        items.append(
-            {
-                "id": key,
-                "kind": "topic-pair",
-                "question": rng.choice(FORMS).format(a=surface[0], b=surface[1]),
-                "gold_ids": sorted(both),
-                "split": split_of(key),
-            }
-        )
-    return items
+        items.append({**_asked(key, (a, a_short), (b, b_short)), "kind": "topic-pair", "gold_ids": sorted(both)})
+    absent = sorted(random.Random(SEED).sample(absent, min(len(items), len(absent))), key=lambda i: i["id"])
+    return items, absent
+
+
+def _asked(key: str, a: tuple[str, str], b: tuple[str, str]) -> dict:
+    """The pair's id, question and split. Its wording depends on the pair alone, not on which
+    other pairs are kept."""
+    rng = random.Random(f"{SEED}:{key}")
+    first, second = (a, b) if rng.random() < 0.5 else (b, a)
+    surface = [s if s and rng.random() < 0.5 else n for n, s in (first, second)]
+    return {"id": key, "question": rng.choice(FORMS).format(a=surface[0], b=surface[1]), "split": split_of(key)}
 
 
 def main() -> None:
@@ -132,12 +143,16 @@ def main() -> None:
     parser.add_argument(
         "--out", type=Path, default=Path(__file__).resolve().parent / "generated" / "conf_topic_pairs.jsonl"
     )
+    parser.add_argument(
+        "--absent-out", type=Path, default=Path(__file__).resolve().parent / "generated" / "conf_topic_absent.jsonl"
+    )
     args = parser.parse_args()
-    items = build(papers_of(args.home))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    write(args.out, items)
-    by = Counter(item["split"] for item in items)
-    print(f"{len(items)} questions joining two topics -> {args.out}: {dict(sorted(by.items()))}")
+    items, absent = build(papers_of(args.home))
+    for path, built, what in ((args.out, items, "joining two topics"), (args.absent_out, absent, "no paper joins")):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write(path, built)
+        by = Counter(item["split"] for item in built)
+        print(f"{len(built)} questions {what} -> {path}: {dict(sorted(by.items()))}")
 
 
 if __name__ == "__main__":

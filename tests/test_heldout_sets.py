@@ -106,7 +106,7 @@ def test_topic_pairs_take_as_gold_the_papers_that_name_both_topics_in_any_form()
     llm = [(f"l{i}", f"Large language models solve task {i}.") for i in range(9)]
     both = [("b1", "GNNs meet LLMs."), ("b2", "Graph Neural Networks as tokens for a large language model.")]
     rare = [("r1", "Federated learning with GNNs.")]  # one paper names both: too few to ask
-    items = {i["id"]: i for i in build(gnn + llm + both + rare)}
+    items = {i["id"]: i for i in build(gnn + llm + both + rare)[0]}
     pair = items["pair:graph neural networks|large language models"]
     assert pair["gold_ids"] == ["b1", "b2"]
     assert pair["split"] in SPLITS and pair["kind"] == "topic-pair"
@@ -118,10 +118,31 @@ def test_topic_pairs_take_as_gold_the_papers_that_name_both_topics_in_any_form()
     speech = [(f"s{i}", f"Speech recognition {i}.") for i in range(9)]
     robots = [(f"r{i}", f"A robot learns {i}.") for i in range(9)]
     joined = [("x1", "Speech for robots."), ("x2", "Robots hear speech.")]
-    alone = build(speech + robots + joined)
-    with_gnn_llm = build(gnn + llm + both + speech + robots + joined)  # a pair kept before it
+    alone = build(speech + robots + joined)[0]
+    with_gnn_llm = build(gnn + llm + both + speech + robots + joined)[0]  # a pair kept before it
     assert [i["id"] for i in alone] == ["pair:robotics|speech"]
     assert next(i for i in with_gnn_llm if i["id"] == "pair:robotics|speech") == alone[0]
+
+
+def test_topic_absent_pairs_are_the_frequent_topics_no_paper_names_together() -> None:
+    """The unanswerable twin: two topics each named by many papers and never by the same one. A
+    pair that one paper joins, or whose topic is rare, is not asked; there are never more of them
+    than answerable pairs."""
+    from eval.build_topic_pairs import ABSENT_ALONE, build
+
+    many = ABSENT_ALONE + 1
+    speech = [(f"s{i}", f"Speech recognition {i}.") for i in range(many)]
+    robots = [(f"r{i}", f"A robot learns {i}.") for i in range(many)]
+    joined = [("x1", "Speech for robots."), ("x2", "Robots hear speech.")]
+    proteins = [(f"p{i}", f"Protein folding {i}.") for i in range(many)]
+    quantized = [(f"q{i}", f"A quantized network {i}.") for i in range(ABSENT_ALONE - 1)]  # too rare to ask
+    items, absent = build(speech + robots + joined + proteins + quantized)
+    assert [i["id"] for i in items] == ["pair:robotics|speech"]
+    assert len(absent) == 1  # two candidates (proteins with speech, with robotics), one answerable pair
+    (twin,) = absent
+    assert twin["id"] in ("pair:proteins|robotics", "pair:proteins|speech")
+    assert twin["answerable"] is False and "gold_ids" not in twin and twin["kind"] == "topic-absent"
+    assert "protein" in twin["question"] and twin["split"] in SPLITS
 
 
 def test_fitting_scripts_never_see_a_measured_only_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -140,3 +161,20 @@ def test_fitting_scripts_never_see_a_measured_only_source(tmp_path: Path, monkey
     )
     catalog = Catalog.of([Paper(id="p1", title="T", abstract="T is a thing.")])
     assert [(s.name, i.id, split) for s, i, _, split in heldout.split_items("x", catalog)] == [("kept", "q1", "train")]
+
+
+def test_the_relevance_fit_leaves_out_the_measured_rows_its_cache_holds() -> None:
+    """`eval.fit_relevance` caches the measured-only sources too (for `answerable_features
+    --train-on`), marked; the fit reads only the fitted ones, and a cache written before the mark
+    existed counts as fitted. Catalogue-routed questions are never the relevance model's."""
+    from eval.fit_relevance import fitted_rows
+
+    rows = [
+        {"id": "a", "features": [[0.1]], "route": "content", "fitted": True},
+        {"id": "b", "features": [[0.1]], "route": "list", "fitted": False},
+        {"id": "c", "features": [[0.1]], "route": "content"},
+        {"id": "d", "features": [[0.1]], "route": "catalogue", "fitted": True},
+        {"id": "e", "features": [], "route": "content", "fitted": True},
+    ]
+    assert [r["id"] for r in fitted_rows(rows)] == ["a", "c"]
+    assert [r["id"] for r in fitted_rows(rows, measured=True)] == ["a", "b", "c"]
