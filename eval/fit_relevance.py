@@ -5,7 +5,9 @@
    each paper's features (`rag.answer.relevance.FEATURES`) and the question's (`QUESTION_FEATURES`).
    A paper is positive when it is one of the item's gold papers; every paper of an unanswerable
    item is negative (the gold-removed twins give those for free); a question is positive when
-   it is answerable. Cached in `--features`, so refits take seconds.
+   it is answerable. Cached in `--features`, so refits take seconds. The measured-only sources
+   are computed too, marked `fitted: false`, for `eval.bench.answerable_features --train-on`; the
+   fit leaves them out (`fitted_rows`).
 2. Fit the paper model (standardised logistic regression, Newton's method, L2) on the train rows,
    then the answerable model on the train questions, its first feature being the paper model's
    best probability. The writers' questions (users' words) weigh `--human-weight` times a generated
@@ -56,7 +58,7 @@ def collect(index: str, home: Path, splits: set[str]) -> list[dict]:
     relevance = app.pipeline.relevance
     out = []
     done: dict[str, int] = {}
-    for source, item, _, split in split_items(index, loaded.catalog):
+    for source, item, _, split in split_items(index, loaded.catalog, measured=True):
         if item.history or split not in splits:
             continue
         hits = app.retriever.search(item.question, K).hits
@@ -76,6 +78,7 @@ def collect(index: str, home: Path, splits: set[str]) -> list[dict]:
                 "features": [p.features.tolist() for p in assessment.papers],
                 "question": assessment.question_features.tolist(),
                 "route": route,
+                "fitted": source.fitted,
             }
         )
         done[source.name] = n = done.get(source.name, 0) + 1
@@ -111,6 +114,16 @@ def fit(
 
 
 WRITTEN = ("conf-written", "sample-written")  # the writers' questions, in users' words
+
+
+def fitted_rows(rows: list[dict], measured: bool = False) -> list[dict]:
+    """What the relevance model sees: questions the router sends to the abstracts, from the sources
+    models are fitted on (`measured` adds the measured-only ones, for benchmarks)."""
+    return [
+        r
+        for r in rows
+        if r["features"] and r.get("route", "content") in ("content", "list") and (measured or r.get("fitted", True))
+    ]
 
 
 def stacked(rows: list[dict], paper: LogisticModel) -> np.ndarray:
@@ -247,7 +260,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = cached_rows(args.features, args.refresh, args.home, collect)
     # only what the relevance model sees: questions the router sends to the abstracts
-    rows = [r for r in rows if r["features"] and r.get("route", "content") in ("content", "list")]
+    rows = fitted_rows(rows)
     train = [r for r in rows if r["split"] == "train"]
     validation = [r for r in rows if r["split"] == "validation"]
     x = np.asarray([f for r in train for f in r["features"]])
