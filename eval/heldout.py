@@ -69,6 +69,9 @@ SOURCES = (
     # their twins no paper joins ("Which papers use spiking neural networks for knowledge graphs?"):
     # the writers' third sort of near miss, built mechanically; measured only
     Source("conf-topic-absent", "conf", GENERATED / "conf_topic_absent.jsonl", fitted=False),
+    # an author's papers on one topic ("Which papers by Sergey Levine are about diffusion?"), gold the
+    # author's papers naming the topic (eval/build_author_topics.py); measured only
+    Source("conf-author-topic", "conf", GENERATED / "conf_author_topics.jsonl", fitted=False),
     Source("scifact", "scifact", GENERATED / "scifact.jsonl"),
     Source("scifact-removed", "scifact-removed", GENERATED / "scifact_removed.jsonl"),
     Source("sample-dev", "sample", HANDWRITTEN / "dev.jsonl", "train"),

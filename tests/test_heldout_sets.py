@@ -178,3 +178,22 @@ def test_the_relevance_fit_leaves_out_the_measured_rows_its_cache_holds() -> Non
     ]
     assert [r["id"] for r in fitted_rows(rows)] == ["a", "c"]
     assert [r["id"] for r in fitted_rows(rows, measured=True)] == ["a", "b", "c"]
+
+
+def test_author_topic_questions_take_as_gold_the_authors_papers_on_the_topic() -> None:
+    """An author with enough papers, a topic that some but at most half of them name: gold is those
+    papers, whatever else the author wrote. An author whose name is part of another's ("Bo Li" in
+    "Bo Lin") is never asked, since the catalogue's author filter would take both."""
+    from eval.build_author_topics import MIN_PAPERS, build
+
+    ada = [(f"a{i}", ["Ada Lovelace"], f"Engines of kind {i}.") for i in range(MIN_PAPERS)]
+    ada_gnn = [("g1", ["Ada Lovelace", "Alan Turing"], "A graph neural network for engines.")]
+    bo = [(f"b{i}", ["Bo Li"], f"Engines {i}.") for i in range(MIN_PAPERS)] + [("b9", ["Bo Li"], "GNNs.")]
+    bo_lin = [("c1", ["Bo Lin"], "Nothing here.")]
+    few = [(f"t{i}", ["Alan Turing"], "GNNs everywhere.") for i in range(2)]
+    items = build(ada + ada_gnn + bo + bo_lin + few, n=100)
+    by_id = {i["id"]: i for i in items}
+    pair = by_id["author-topic:Ada Lovelace|graph neural networks"]
+    assert pair["gold_ids"] == ["g1"] and pair["split"] in SPLITS
+    assert "Ada Lovelace" in pair["question"]
+    assert not any("Bo Li" in key or "Alan Turing" in key for key in by_id)  # a part of a name; too few papers
