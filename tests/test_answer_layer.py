@@ -15,6 +15,7 @@ from rag.answer.query import read
 from rag.answer.relevance import FEATURES, LogisticModel, part_weakest, topic_parts
 from rag.answer.route import Intent, Router, asked_field
 from rag.app import App
+from rag.search.retrieve import SearchResult
 from rag.store.keyword import TOKENIZE
 from rag.types import Filters, Hit, Paper
 from tests.fakes import corpus, pipeline
@@ -45,6 +46,40 @@ def test_a_question_is_read_once_with_its_filters_authors_and_topic(sample_app: 
     assert q.placeholders() == "How many <venue> <year> papers did <author> write about interpretability?"
     unmet = read("Which orals are about interpretability?", catalog)
     assert unmet.unmet and "records no decisions" in unmet.unmet_note and unmet.topic == "interpretability"
+
+
+def test_the_search_is_given_the_question_without_the_words_that_named_an_applied_filter(sample_app: App) -> None:
+    """The keyword index reads authors, venue and year, so among papers the filter already chose
+    those words only favour the shortest texts; a filter the collection cannot apply keeps its
+    words, and a question without filters is searched as asked."""
+    catalog = sample_app.index.load().catalog
+    q = read("How many ICML 2025 papers did Aaron Mueller write about interpretability?", catalog)
+    assert q.searched() == "How many papers did write about interpretability?"
+    orals = "Which orals are about interpretability?"
+    assert read(orals, catalog).searched() == orals
+    plain = "Which papers use sparse autoencoders?"
+    assert read(plain, catalog).searched() == plain
+
+
+def test_an_answer_lists_an_authors_papers_found_by_the_topic_alone() -> None:
+    """End to end over a fake retriever that records its queries: the author becomes the filter,
+    the papers listed come from a search of the rest, and the answer cites the author's paper on
+    the topic first. (Whether to answer is the whole question's decision, not tested here: the
+    threshold is lowered so that the fake's hashing embedder answers.)"""
+    pipe, retriever = pipeline(abstain_threshold=0.0)
+    asked: list[tuple[str, Filters]] = []
+    search = retriever.search
+
+    def recording(query: str, k: int = 5, filters: Filters = Filters(), mode: object = None) -> SearchResult:
+        asked.append((query, filters))
+        return search(query, k, filters, mode)
+
+    retriever.search = recording  # type: ignore[method-assign]
+    answer = pipe.answer("Which papers by Grace Hopper are about gradient projection?")
+    assert asked and all(filters.author == "Grace Hopper" for _, filters in asked)
+    topical = [query for query, _ in asked if "Grace" not in query and "Hopper" not in query]
+    assert topical == ["Which papers by are about gradient projection?"]
+    assert [c.paper.id for c in answer.citations][:1] == ["p2"]
 
 
 @pytest.mark.parametrize(

@@ -5,13 +5,15 @@ Offline (no LLM, the default):
 1. read the question once (rag.answer.query): filters, authors, topic;
 2. a classifier (rag.answer.route) sends catalogue questions (counts, lists by venue/author/decision, a
    paper's authors or decision) to rag.answer.catalogue; everything else is a content question;
-3. search (rag.search.retrieve), then one calibrated relevance model (rag.answer.relevance) gives each found
-   paper the probability that it answers; below `abstain` for all of them, the answer is "the
-   collection does not say"; papers below `keep` are left out. Before it, one rule that a
+3. search (rag.search.retrieve) with the filters the question named applied, then one calibrated
+   relevance model (rag.answer.relevance) gives each found paper the probability that it answers;
+   below `abstain` for all of them, the answer is "the collection does not say"; papers below
+   `keep` are left out. Before it, one rule that a
    validation figure keeps: a coined name the question asks about that no paper of the collection
    mentions is a question the collection cannot answer (`Relevance.unknown_names`);
 4. the kept papers lead in the search's order, each with the sentences that answer this question
-   (rag.answer.sentences, rag.answer.compose).
+   (rag.answer.sentences, rag.answer.compose); when the question named filters, the papers come
+   from a search of its other words among the filtered ones (`_topical`).
 
 With an LLM: search, then the model reads the numbered sources and decides for itself, abstaining
 with a sentinel when they do not answer. No rule stands between the search and the model beyond
@@ -407,6 +409,9 @@ class AnswerPipeline:
                 reason = f"no retrieved paper is likely to answer (best {assessment.confidence:.2f})"
                 self._abstain(result, ABSTAIN_TEXT, reason, q, on_token)
             else:
+                if query == question and (topical := self._topical(q, k, filters)) is not None:
+                    assessment = topical
+                    result.sources = [p.hit for p in topical.papers]
                 self._finish(result, self._extract(question, assessment), q, on_token)
         timings["generate"] = (time.perf_counter() - start) * 1000
         start = time.perf_counter()
@@ -430,6 +435,20 @@ class AnswerPipeline:
         chosen = {n for n, _ in kept}
         draft.related = [n for n, p in numbered if n not in chosen and p.probability >= keep / 2]
         return draft
+
+    def _topical(self, q: Query, k: int, filters: Filters) -> Assessment | None:
+        """For a question that named filters the search applies ("Which papers by Sergey Levine are
+        about diffusion?"), the papers to list: a search of its other words (`Query.searched`)
+        among the filtered papers, assessed on those words. The keyword index reads authors,
+        venue and year, so with the author's name in the query the author's shortest (title-only)
+        papers led whatever their topic. Whether to answer stays the whole question's decision: the
+        answerable model was fitted on whole questions and rates a bare topic as weakly answered.
+        None when the question named no such filter or the second search finds nothing."""
+        searched = q.searched()
+        if searched == q.text:
+            return None
+        hits = self.retriever.search(searched, k, filters).hits
+        return self.relevance.assess(searched, hits) if hits else None
 
     def _locate(self, text: str, filters: Filters, k: int) -> list[Paper]:
         """The paper a catalogue question describes ("the paper on cryptic crosswords"): the search's

@@ -56,6 +56,16 @@ class Query:
         subject out: no topic word of its own beyond one ("How much better?", "And on COCO?")."""
         return bool(BACK_REFERENCE.pattern.search(self.text)) or len(self.topic.split()) <= 1
 
+    def searched(self) -> str:
+        """The question without the words that named a filter the search applies ("Which papers by
+        Sergey Levine are about diffusion?" -> "Which papers by are about diffusion?"). Every
+        candidate already holds those words (the keyword index reads authors, venue, year, track
+        and decision), so among them the words only favour the shortest texts: with the author
+        in the query, the author's title-only papers led a question about diffusion whatever their
+        topic. Words that named a filter the collection cannot apply stay."""
+        applied = [span for kind, spans in self.spans.items() if kind != "unmet" for span in spans]
+        return _without(self.text, applied) or self.text
+
     def placeholders(self) -> str:
         """The question with each named filter or author replaced by its kind ("papers by <author>
         at <venue> <year>"): what the router reads, so that it learns the shape, not the names."""
@@ -172,14 +182,19 @@ def read(question: str, catalog: Catalog | None = None) -> Query:
     unmet = unmet_filters(text, facets)
     for _, _, span in unmet:
         spans.setdefault("unmet", []).append(span)
-    rest = text
-    for start, end in sorted((s for found in spans.values() for s in found), reverse=True):
-        rest = rest[:start] + " " + rest[end:]
+    rest = _without(text, [s for found in spans.values() for s in found])
     return Query(
         text=text,
         filters=filters,
         authors=authors,
         unmet=list(dict.fromkeys((words, why) for words, why, _ in unmet)),
         spans=spans,
-        topic=topic_of(collapse(rest)),
+        topic=topic_of(rest),
     )
+
+
+def _without(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` with the characters of `spans` left out (spans may overlap: "ICML 2025" named a venue
+    and a year)."""
+    dropped = set().union(*(range(start, end) for start, end in spans)) if spans else set()
+    return collapse("".join(" " if i in dropped else c for i, c in enumerate(text)))
