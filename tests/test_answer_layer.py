@@ -11,6 +11,7 @@ import pytest
 
 from rag.answer.catalogue import count_text
 from rag.answer.cues import ASKS, BACK_REFERENCE, MANY, ROLES
+from rag.answer.pipeline import merge_filters
 from rag.answer.query import read
 from rag.answer.relevance import FEATURES, LogisticModel, part_weakest, topic_parts
 from rag.answer.route import Intent, Router, asked_field
@@ -54,11 +55,14 @@ def test_the_search_is_given_the_question_without_the_words_that_named_an_applie
     words, and a question without filters is searched as asked."""
     catalog = sample_app.index.load().catalog
     q = read("How many ICML 2025 papers did Aaron Mueller write about interpretability?", catalog)
-    assert q.searched() == "How many papers did write about interpretability?"
-    orals = "Which orals are about interpretability?"
-    assert read(orals, catalog).searched() == orals
-    plain = "Which papers use sparse autoencoders?"
-    assert read(plain, catalog).searched() == plain
+    applied = Filters(venue="ICML", year=2025, author="Aaron Mueller")
+    assert q.searched(applied) == "How many papers did write about interpretability?"
+    # a caller's venue in place of the question's: the question's venue words stay
+    assert q.searched(replace(applied, venue="ICLR")) == "How many ICML papers did write about interpretability?"
+    orals = read("Which orals are about interpretability?", catalog)
+    assert orals.searched(orals.filters) == orals.text
+    plain = read("Which papers use sparse autoencoders?", catalog)
+    assert plain.searched(plain.filters) == plain.text
 
 
 def test_an_answer_lists_an_authors_papers_found_by_the_topic_alone() -> None:
@@ -80,6 +84,9 @@ def test_an_answer_lists_an_authors_papers_found_by_the_topic_alone() -> None:
     topical = [query for query, _ in asked if "Grace" not in query and "Hopper" not in query]
     assert topical == ["Which papers by are about gradient projection?"]
     assert [c.paper.id for c in answer.citations][:1] == ["p2"]
+    # two authors named: neither is a filter, so neither name leaves the query
+    both = read("Which papers by Alan Turing and Grace Hopper report variance?", retriever.catalog)
+    assert len(both.authors) == 2 and both.searched(merge_filters(Filters(), both)) == both.text
 
 
 @pytest.mark.parametrize(

@@ -444,7 +444,7 @@ class AnswerPipeline:
         papers led whatever their topic. Whether to answer stays the whole question's decision: the
         answerable model was fitted on whole questions and rates a bare topic as weakly answered.
         None when the question named no such filter or the second search finds nothing."""
-        searched = q.searched()
+        searched = q.searched(filters)
         if searched == q.text:
             return None
         hits = self.retriever.search(searched, k, filters).hits

@@ -56,15 +56,23 @@ class Query:
         subject out: no topic word of its own beyond one ("How much better?", "And on COCO?")."""
         return bool(BACK_REFERENCE.pattern.search(self.text)) or len(self.topic.split()) <= 1
 
-    def searched(self) -> str:
-        """The question without the words that named a filter the search applies ("Which papers by
-        Sergey Levine are about diffusion?" -> "Which papers by are about diffusion?"). Every
-        candidate already holds those words (the keyword index reads authors, venue, year, track
-        and decision), so among them the words only favour the shortest texts: with the author
-        in the query, the author's title-only papers led a question about diffusion whatever their
-        topic. Words that named a filter the collection cannot apply stay."""
-        applied = [span for kind, spans in self.spans.items() if kind != "unmet" for span in spans]
-        return _without(self.text, applied) or self.text
+    def searched(self, applied: Filters) -> str:
+        """The question without the words that named a filter the search applies (`applied`, the
+        filters in force): "Which papers by Sergey Levine are about diffusion?" -> "Which papers by
+        are about diffusion?". Every candidate already holds those words (the keyword index reads
+        authors, venue, year, track and decision), so among them the words only favour the
+        shortest texts: with the author in the query, the author's title-only papers led a
+        question about diffusion whatever their topic. Words stay when their filter is not the one
+        applied (two authors named, none of them a filter; a caller's venue in place of the
+        question's) or cannot be applied at all."""
+        own = {**self.filters.__dict__, "author": self.authors[0] if len(self.authors) == 1 else None}
+        dropped = [
+            span
+            for kind, spans in self.spans.items()
+            if own.get(kind) is not None and getattr(applied, kind, None) == own[kind]
+            for span in spans
+        ]
+        return _without(self.text, dropped) or self.text
 
     def placeholders(self) -> str:
         """The question with each named filter or author replaced by its kind ("papers by <author>
