@@ -17,14 +17,13 @@ and on the topic, `cited` whether one is. Gold is lexical, so the figures are a 
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
 from eval.build_heldout import write
-from eval.build_topic_pairs import TOPICS
+from eval.build_topic_pairs import TOPICS, papers_of
 from rag.evaluation import split_of
 
 SEED = 20261204
@@ -35,16 +34,6 @@ FORMS = (
     "List {author}'s papers on {topic}.",
     "Which of {author}'s papers deal with {topic}?",
 )
-
-
-def papers_of(home: Path) -> list[tuple[str, list[str], str]]:
-    """(id, authors, title + abstract) of every paper of the index at `home`."""
-    os.environ["RAG_HOME"] = str(home)
-    from rag.app import App
-    from rag.settings import Settings
-
-    catalog = App(Settings()).index.load().catalog
-    return [(p.id, list(p.authors), f"{p.title}\n{p.abstract}") for _, p in catalog.iter_papers()]
 
 
 def build(papers: list[tuple[str, list[str], str]], n: int) -> list[dict]:

@@ -99,14 +99,15 @@ MIN_GOLD, MAX_GOLD, ALONE = 2, 40, 3
 ABSENT_ALONE = 15
 
 
-def papers_of(home: Path) -> list[tuple[str, str]]:
-    """(id, title + abstract) of every paper of the index at `home`."""
+def papers_of(home: Path) -> list[tuple[str, list[str], str]]:
+    """(id, authors, title + abstract) of every paper of the index at `home` (also read by
+    `eval.build_author_topics`)."""
     os.environ["RAG_HOME"] = str(home)
     from rag.app import App
     from rag.settings import Settings
 
     catalog = App(Settings()).index.load().catalog
-    return [(p.id, f"{p.title}\n{p.abstract}") for _, p in catalog.iter_papers()]
+    return [(p.id, list(p.authors), f"{p.title}\n{p.abstract}") for _, p in catalog.iter_papers()]
 
 
 def build(papers: list[tuple[str, str]]) -> tuple[list[dict], list[dict]]:
@@ -147,7 +148,7 @@ def main() -> None:
         "--absent-out", type=Path, default=Path(__file__).resolve().parent / "generated" / "conf_topic_absent.jsonl"
     )
     args = parser.parse_args()
-    items, absent = build(papers_of(args.home))
+    items, absent = build([(pid, text) for pid, _, text in papers_of(args.home)])
     for path, built, what in ((args.out, items, "joining two topics"), (args.absent_out, absent, "no paper joins")):
         path.parent.mkdir(parents=True, exist_ok=True)
         write(path, built)

@@ -269,9 +269,7 @@ def _fair_shares(sizes: Sequence[int], budget: int) -> list[int]:
 def merge_filters(explicit: Filters, q: Query) -> Filters:
     """Filters given by the caller win; the question's own fill the fields left empty (an author
     the question names is a filter only when it names exactly one)."""
-    read_from = q.filters
-    if len(q.authors) == 1 and not read_from.author:
-        read_from = Filters(**{**read_from.__dict__, "author": q.authors[0]})
+    read_from = q.named_filters
     values = {k: v if v not in (None, "") else getattr(read_from, k) for k, v in explicit.__dict__.items()}
     return Filters(**values)
 

@@ -12,7 +12,7 @@ Pure functions of the question and the catalogue's values; no retrieval here."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from rag.answer.cues import BACK_REFERENCE
@@ -56,6 +56,12 @@ class Query:
         subject out: no topic word of its own beyond one ("How much better?", "And on COCO?")."""
         return bool(BACK_REFERENCE.pattern.search(self.text)) or len(self.topic.split()) <= 1
 
+    @property
+    def named_filters(self) -> Filters:
+        """The filters the question names: its venue, year, track and decision, and its author
+        when it names exactly one (two names are not one author's papers)."""
+        return replace(self.filters, author=self.authors[0] if len(self.authors) == 1 else self.filters.author)
+
     def searched(self, applied: Filters) -> str:
         """The question without the words that named a filter the search applies (`applied`, the
         filters in force): "Which papers by Sergey Levine are about diffusion?" -> "Which papers by
@@ -65,11 +71,11 @@ class Query:
         question about diffusion whatever their topic. Words stay when their filter is not the one
         applied (two authors named, none of them a filter; a caller's venue in place of the
         question's) or cannot be applied at all."""
-        own = {**self.filters.__dict__, "author": self.authors[0] if len(self.authors) == 1 else None}
+        own = self.named_filters
         dropped = [
             span
             for kind, spans in self.spans.items()
-            if own.get(kind) is not None and getattr(applied, kind, None) == own[kind]
+            if getattr(own, kind, None) is not None and getattr(applied, kind, None) == getattr(own, kind)
             for span in spans
         ]
         return _without(self.text, dropped) or self.text
