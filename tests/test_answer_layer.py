@@ -13,7 +13,7 @@ from rag.answer.catalogue import count_text
 from rag.answer.cues import ASKS, BACK_REFERENCE, MANY, ROLES
 from rag.answer.pipeline import merge_filters
 from rag.answer.query import read
-from rag.answer.relevance import FEATURES, LogisticModel, part_weakest, topic_parts
+from rag.answer.relevance import FEATURES, QUESTION_FEATURES, LogisticModel, part_weakest, topic_parts
 from rag.answer.route import Intent, Router, asked_field
 from rag.app import App
 from rag.search.retrieve import SearchResult
@@ -143,6 +143,27 @@ def test_relevance_features_see_a_missing_rare_word_and_a_missing_name(sample_ap
     assert present[at["names_missing"]] == 0.0 and absent[at["names_missing"]] == 1.0
     assert present[at["missing_rarity"]] < absent[at["missing_rarity"]]
     assert present[at["rare_coverage"]] == 1.0 and absent[at["rare_coverage"]] < 1.0
+
+
+def test_the_words_of_an_applied_filter_count_as_held_by_every_paper(sample_app: App) -> None:
+    """Every paper a filtered search returns holds its filter, whatever its abstract says: the
+    author's name a question names is not a word the sources lack, while an author no filter
+    applied still is."""
+    catalog = sample_app.index.load().catalog
+    paper = next(p for p in catalog.select(Filters(), 200) if p.authors and p.abstract)
+    author = paper.authors[0]
+    q = read(f"Which papers by {author} are about {paper.title}?", catalog)
+    applied = merge_filters(Filters(), q)
+    assert applied.author == author and q.applied_words(applied) == author
+    assert q.applied_words(replace(applied, author=None)) == ""
+    relevance = sample_app.pipeline.relevance
+    hits = [Hit(paper, 1.0, ranks={"fused": 1})]
+    unfiltered = relevance.assess(q.text, hits)
+    filtered = relevance.assess(q.text, hits, held=q.applied_words(applied))
+    at = {name: i for i, name in enumerate(FEATURES)}
+    assert filtered.papers[0].features[at["coverage"]] > unfiltered.papers[0].features[at["coverage"]]
+    key_absent = QUESTION_FEATURES.index("key_absent")
+    assert unfiltered.question_features[key_absent] > filtered.question_features[key_absent]
 
 
 def test_a_count_with_a_topic_counts_the_papers_that_mention_it(sample_app: App) -> None:

@@ -401,7 +401,8 @@ class AnswerPipeline:
             )
             self._abstain(result, text, f"no paper of the collection mentions {names}", q, on_token)
         else:
-            assessment = self.relevance.assess(question if query == question else f"{question} {query}", hits)
+            asked = question if query == question else f"{question} {query}"
+            assessment = self.relevance.assess(asked, hits, held=q.applied_words(filters))
             result.confidence = round(assessment.confidence, 4)
             if assessment.confidence < self.relevance.abstain_below:
                 reason = f"no retrieved paper is likely to answer (best {assessment.confidence:.2f})"

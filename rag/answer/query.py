@@ -71,14 +71,21 @@ class Query:
         question about diffusion whatever their topic. Words stay when their filter is not the one
         applied (two authors named, none of them a filter; a caller's venue in place of the
         question's) or cannot be applied at all."""
+        return _without(self.text, self._applied_spans(applied)) or self.text
+
+    def applied_words(self, applied: Filters) -> str:
+        """The words `searched` leaves out ("Sergey Levine"): what every candidate of a search under
+        `applied` holds, whatever its title and abstract say."""
+        return " ".join(self.text[start:end] for start, end in sorted(self._applied_spans(applied)))
+
+    def _applied_spans(self, applied: Filters) -> list[tuple[int, int]]:
         own = self.named_filters
-        dropped = [
+        return [
             span
             for kind, spans in self.spans.items()
             if getattr(own, kind, None) is not None and getattr(applied, kind, None) == getattr(own, kind)
             for span in spans
         ]
-        return _without(self.text, dropped) or self.text
 
     def placeholders(self) -> str:
         """The question with each named filter or author replaced by its kind ("papers by <author>

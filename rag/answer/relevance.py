@@ -224,14 +224,17 @@ class Relevance:
         held = set(self.tokens("\n".join(f"{p.title}\n{p.label}\n{p.abstract}" for p in papers)))
         return float(sum(w for t, w in zip(facts.terms, facts.weights) if t not in held)) / facts.scale
 
-    def assess(self, question: str, hits: Sequence[Hit]) -> Assessment:
-        """Both models over the hits. A paper's `rank` is its place in the fusion's order, the
-        signal the models were fitted on: the search reorders its first papers by their best
-        sentence (rag.search.rerank), which the models already read as `cos_best`. Fed the reordered
-        rank instead, the shipped models gained on validation (writers' gold cited when found 0.877
-        -> 0.892) but lost on test (0.836 -> 0.830; off-topic abstained 11 -> 9 of 11; paper-removed
-        0.609 -> 0.571), and a refit on the reordered rank abstained less at the same false-abstention
-        rate (validation 0.422 vs 0.451)."""
+    def assess(self, question: str, hits: Sequence[Hit], held: str = "") -> Assessment:
+        """Both models over the hits. `held`: words every hit holds whatever its title and abstract
+        say, the words of the filters the search applied ("Sergey Levine" for his papers); they
+        count as held by each paper, as the keyword index that applied the filter reads them.
+
+        A paper's `rank` is its place in the fusion's order, the signal the models were fitted on:
+        the search reorders its first papers by their best sentence (rag.search.rerank), which the
+        models already read as `cos_best`. Fed the reordered rank instead, the shipped models gained
+        on validation (writers' gold cited when found 0.877 -> 0.892) but lost on test (0.836 ->
+        0.830; off-topic abstained 11 -> 9 of 11; paper-removed 0.609 -> 0.571), and a refit on the
+        reordered rank abstained less at the same false-abstention rate (validation 0.422 vs 0.451)."""
         texts = [leading_sentences(h.paper) for h in hits]
         titles = [h.paper.title or h.paper.label or "" for h in hits]
         flat = [s for sentences in texts for s in sentences]
@@ -244,13 +247,13 @@ class Relevance:
             at += len(sentences)
         title_cos = sims[at:]
         facts = _QuestionFacts.read(question, self.tokens, self.frequencies)
-        rows = self._paper_features(facts, hits, texts, cosines, title_cos)
+        rows = self._paper_features(facts, hits, texts, cosines, title_cos, held)
         probabilities = self.paper.probabilities(rows)
         papers = [
             PaperEvidence(hit, sentences, cos, row, float(p))
             for hit, sentences, cos, row, p in zip(hits, texts, cosines, rows, probabilities)
         ]
-        summary = self._question_features(facts, hits, rows, probabilities)
+        summary = self._question_features(facts, hits, rows, probabilities, held)
         confidence = float(self.answerable.probabilities(summary[None, :])[0]) if len(hits) else 0.0
         return Assessment(papers, q, summary, confidence)
 
@@ -261,6 +264,7 @@ class Relevance:
         texts: list[list[str]],
         cosines: list[np.ndarray],
         title_cos: np.ndarray,
+        held_by_all: str,
     ) -> np.ndarray:
         weights, rare, terms = facts.weights, facts.rare, facts.terms
         total_weight = float(weights.sum())
@@ -268,7 +272,7 @@ class Relevance:
         rows = []
         for n, (hit, sentences, cos, tcos) in enumerate(zip(hits, texts, cosines, title_cos)):
             paper = hit.paper
-            text = f"{paper.title}\n{paper.label}\n{paper.abstract}"
+            text = f"{paper.title}\n{paper.label}\n{paper.abstract}\n{held_by_all}"
             held = set(self.tokens(text))
             present = np.array([t in held for t in terms], dtype=bool)
             ordered = np.sort(np.append(cos, tcos))[::-1]
@@ -306,14 +310,14 @@ class Relevance:
         return np.asarray(rows, dtype=np.float64).reshape(len(hits), len(FEATURES))
 
     def _question_features(
-        self, facts: _QuestionFacts, hits: Sequence[Hit], rows: np.ndarray, probabilities: np.ndarray
+        self, facts: _QuestionFacts, hits: Sequence[Hit], rows: np.ndarray, probabilities: np.ndarray, held_by_all: str
     ) -> np.ndarray:
         if not len(rows):
             return np.zeros(len(QUESTION_FEATURES))
         at = {name: i for i, name in enumerate(FEATURES)}
         best = rows.max(axis=0)
         cos = np.sort(rows[:, at["cos_best"]])[::-1]
-        texts = [f"{h.paper.title}\n{h.paper.label}\n{h.paper.abstract}" for h in hits]
+        texts = [f"{h.paper.title}\n{h.paper.label}\n{h.paper.abstract}\n{held_by_all}" for h in hits]
         held = set().union(*(set(self.tokens(t)) for t in texts))
         absent = [w for t, w in zip(facts.terms, facts.weights) if t not in held]
         return np.array(
