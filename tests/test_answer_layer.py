@@ -45,6 +45,11 @@ def test_a_question_is_read_once_with_its_filters_authors_and_topic(sample_app: 
     assert q.filters.venue == "ICML" and q.filters.year == 2025
     assert q.authors == ["Aaron Mueller"] and q.topic == "interpretability"
     assert q.placeholders() == "How many <venue> <year> papers did <author> write about interpretability?"
+    possessive = read("List Aaron Mueller's ICML papers on interpretability.", catalog)
+    assert (
+        possessive.authors == ["Aaron Mueller"]
+        and possessive.placeholders() == "List <author> <venue> papers on interpretability."
+    )
     unmet = read("Which orals are about interpretability?", catalog)
     assert unmet.unmet and "records no decisions" in unmet.unmet_note and unmet.topic == "interpretability"
 

@@ -411,6 +411,10 @@ def test_filters_and_lookup_over_the_catalogue(tmp_path: Path) -> None:
     assert set(catalog.facet_values("venue")) == {"ICML", "ICLR"} and catalog.count(Filters(year=2019)) == 0
     assert catalog.authors_named_in("what did Léo Dupont write?") == ["Léo Dupont"]
     assert catalog.authors_named_in("and leo dupont?") == ["Léo Dupont"]
+    # in the possessive, with either apostrophe; a name only ever ends a possessive run
+    assert catalog.authors_named_in("List Léo Dupont's papers on topic b.") == ["Léo Dupont"]
+    assert catalog.authors_named_in("Ann Smith’s papers and Léo Dupont's?") == ["Ann Smith", "Léo Dupont"]
+    assert catalog.authors_named_in("Léo's Dupont papers") == []
     assert [p.id for p in catalog.papers_by_author("Leo Dupont")] == ["F0", "F3", "F6", "F9"]
 
 

@@ -197,7 +197,7 @@ def read(question: str, catalog: Catalog | None = None) -> Query:
     filters, spans = recognise_filters(text, facets)
     authors = catalog.authors_named_in(text)
     for name in authors:
-        m = re.search(re.escape(name).replace(r"\.", r"\.?").replace(r"\ ", r"\s+"), text, re.I)
+        m = re.search(re.escape(name).replace(r"\.", r"\.?").replace(r"\ ", r"\s+") + _POSSESSIVE, text, re.I)
         if m:
             spans.setdefault("author", []).append(m.span())
     unmet = unmet_filters(text, facets)
@@ -212,6 +212,9 @@ def read(question: str, catalog: Catalog | None = None) -> Query:
         spans=spans,
         topic=topic_of(rest),
     )
+
+
+_POSSESSIVE = r"(?:['’]s\b|(?<=s)['’](?!\w))?"  # "Aaron Roth's papers": the name's span takes its "'s"
 
 
 def _without(text: str, spans: list[tuple[int, int]]) -> str:

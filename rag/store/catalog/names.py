@@ -17,6 +17,7 @@ from rag.types import Filters, Paper
 
 _NAME_PUNCT = re.compile(r"[^\w\s'-]")
 
+_POSSESSIVE = re.compile(r"(?:'s|(?<=s)')$")  # "roth's", "jones'" (after `name_key`: apostrophes kept)
 _ASCII_NAME_PUNCT = str.maketrans({chr(i): " " for i in range(128) if _NAME_PUNCT.match(chr(i))})
 
 
@@ -132,13 +133,21 @@ class NameIndex(Rows):
     def authors_named_in(self, text: str) -> list[str]:
         """Full author names (two words or more, as written in the catalogue) that occur in the
         text as whole words, ignoring case, accents and the periods of initials ("Justin S Kang"
-        finds "Justin S. Kang"). Longest first; a name inside a longer found name is not repeated;
-        a surname alone never matches. Found by looking up each run of two to six words."""
-        words = name_key(text).split()
-        spans = [(start, size) for size in range(6, 1, -1) for start in range(len(words) - size + 1)]
-        keys = list(dict.fromkeys(" ".join(words[start : start + size]) for start, size in spans))
+        finds "Justin S. Kang"), also in the possessive ("Aaron Roth's papers", "Jones' papers").
+        Longest first; a name inside a longer found name is not repeated; a surname alone never
+        matches. Found by looking up each run of two to six words."""
+        written = name_key(text).split()
+        bare = [_POSSESSIVE.sub("", w) or w for w in written]
+        spans = [(start, size) for size in range(6, 1, -1) for start in range(len(written) - size + 1)]
+
+        def keys(start: int, size: int) -> tuple[str, str]:
+            # only the run's last word may carry the possessive ("Aaron Roth's", not "Roth's Aaron")
+            run = written[start : start + size]
+            return " ".join(run), " ".join([*run[:-1], bare[start + size - 1]])
+
+        wanted = list(dict.fromkeys(key for start, size in spans for key in keys(start, size)))
         shown: dict[str, str] = {}
-        for part in _chunks_of(list(keys)):
+        for part in _chunks_of(wanted):
             for key, name in self.db.execute(
                 f"SELECT key, min(name) FROM authors WHERE key IN ({','.join('?' * len(part))}) GROUP BY key", part
             ):
@@ -147,7 +156,8 @@ class NameIndex(Rows):
         covered: set[int] = set()
         for start, size in spans:
             span = set(range(start, start + size))
-            name = shown.get(" ".join(words[start : start + size]))
+            as_written, without = keys(start, size)
+            name = shown.get(as_written) or shown.get(without)
             if name is not None and not span & covered and name not in found:
                 found.append(name)
                 covered |= span
