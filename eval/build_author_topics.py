@@ -12,7 +12,13 @@ author's papers alone would not answer), gold is the author's papers whose title
 the topic. A fixed-seed sample of `--n` (author, topic) pairs is asked in the forms below, the
 topic in its name or acronym; the split is keyed by the pair. Read through `eval.heldout` (family
 `conf-author-topic`, measured only): `precision` is the share of cited papers that are the author's
-and on the topic, `cited` whether one is. Gold is lexical, so the figures are a floor."""
+and on the topic, `cited` whether one is. Gold is lexical, so the figures are a floor.
+
+The unanswerable twin (`--absent-out`, family `conf-author-absent`): the same authors with a topic
+that none of their papers names while at least `MIN_TOPIC_PAPERS` papers of the collection do
+("Which papers by Sergey Levine are about speech?"), as many as the answerable pairs, in the same
+forms. Each should abstain: the author filter holds, the topic does not. It is what a decision that
+trusts the filter too much would answer."""
 
 from __future__ import annotations
 
@@ -28,6 +34,7 @@ from rag.evaluation import split_of
 
 SEED = 20261204
 MIN_PAPERS = 5
+MIN_TOPIC_PAPERS = 15
 FORMS = (
     "Which papers by {author} are about {topic}?",
     "What has {author} published on {topic}?",
@@ -36,13 +43,19 @@ FORMS = (
 )
 
 
-def build(papers: list[tuple[str, list[str], str]], n: int) -> list[dict]:
+def build(papers: list[tuple[str, list[str], str]], n: int) -> tuple[list[dict], list[dict]]:
+    """The answerable (author, topic) questions and their unanswerable twins."""
     by_author: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for pid, authors, text in papers:
         for author in dict.fromkeys(authors):
             by_author[author].append((pid, text))
     names = " | ".join(by_author)
-    candidates = []
+    common = {
+        name
+        for name, _, pattern in TOPICS
+        if sum(1 for *_, t in papers if re.search(pattern, t, re.I)) >= MIN_TOPIC_PAPERS
+    }
+    candidates, absent = [], []
     for author, own in sorted(by_author.items()):
         if len(own) < MIN_PAPERS or len(author.split()) < 2:
             continue  # a one-word name ("Liu") is not an author a user names
@@ -52,23 +65,22 @@ def build(papers: list[tuple[str, list[str], str]], n: int) -> list[dict]:
             gold = sorted(pid for pid, text in own if re.search(pattern, text, re.I))
             if 1 <= len(gold) <= len(own) // 2:
                 candidates.append((author, name, short, gold))
+            elif not gold and name in common:
+                absent.append((author, name, short, []))
     rng = random.Random(SEED)
     chosen = sorted(rng.sample(candidates, min(n, len(candidates))), key=lambda c: (c[0], c[1]))
-    items = []
-    for author, name, short, gold in chosen:
-        key = f"author-topic:{author}|{name}"
-        pick = random.Random(f"{SEED}:{key}")
-        topic = short if short and pick.random() < 0.5 else name
-        items.append(
-            {
-                "id": key,
-                "kind": "author-topic",
-                "question": pick.choice(FORMS).format(author=author, topic=topic),
-                "gold_ids": gold,
-                "split": split_of(key),
-            }
-        )
-    return items
+    twins = random.Random(f"{SEED}:absent").sample(absent, min(len(chosen), len(absent)))
+    return [_asked(c, "author-topic") for c in chosen], [_asked(c, "author-absent") for c in sorted(twins)]
+
+
+def _asked(pair: tuple[str, str, str, list[str]], kind: str) -> dict:
+    author, name, short, gold = pair
+    key = f"{kind}:{author}|{name}"
+    pick = random.Random(f"{SEED}:{key}")
+    topic = short if short and pick.random() < 0.5 else name
+    item = {"id": key, "kind": kind, "question": pick.choice(FORMS).format(author=author, topic=topic)}
+    item.update({"gold_ids": gold} if gold else {"answerable": False})
+    return {**item, "split": split_of(key)}
 
 
 def main() -> None:
@@ -78,12 +90,19 @@ def main() -> None:
     parser.add_argument(
         "--out", type=Path, default=Path(__file__).resolve().parent / "generated" / "conf_author_topics.jsonl"
     )
+    parser.add_argument(
+        "--absent-out", type=Path, default=Path(__file__).resolve().parent / "generated" / "conf_author_absent.jsonl"
+    )
     args = parser.parse_args()
-    items = build(papers_of(args.home), args.n)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    write(args.out, items)
-    by = Counter(item["split"] for item in items)
-    print(f"{len(items)} questions for an author's papers on a topic -> {args.out}: {dict(sorted(by.items()))}")
+    items, absent = build(papers_of(args.home), args.n)
+    for path, built, what in (
+        (args.out, items, "an author's papers on a topic"),
+        (args.absent_out, absent, "none of them on it"),
+    ):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write(path, built)
+        by = Counter(item["split"] for item in built)
+        print(f"{len(built)} questions for {what} -> {path}: {dict(sorted(by.items()))}")
 
 
 if __name__ == "__main__":

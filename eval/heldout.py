@@ -72,6 +72,8 @@ SOURCES = (
     # an author's papers on one topic ("Which papers by Sergey Levine are about diffusion?"), gold the
     # author's papers naming the topic (eval/build_author_topics.py); measured only
     Source("conf-author-topic", "conf", GENERATED / "conf_author_topics.jsonl", fitted=False),
+    # their twins: the same authors with a topic none of their papers names; measured only
+    Source("conf-author-absent", "conf", GENERATED / "conf_author_absent.jsonl", fitted=False),
     Source("scifact", "scifact", GENERATED / "scifact.jsonl"),
     Source("scifact-removed", "scifact-removed", GENERATED / "scifact_removed.jsonl"),
     Source("sample-dev", "sample", HANDWRITTEN / "dev.jsonl", "train"),

@@ -191,9 +191,17 @@ def test_author_topic_questions_take_as_gold_the_authors_papers_on_the_topic() -
     bo = [(f"b{i}", ["Bo Li"], f"Engines {i}.") for i in range(MIN_PAPERS)] + [("b9", ["Bo Li"], "GNNs.")]
     bo_lin = [("c1", ["Bo Lin"], "Nothing here.")]
     few = [(f"t{i}", ["Alan Turing"], "GNNs everywhere.") for i in range(2)]
-    items = build(ada + ada_gnn + bo + bo_lin + few, n=100)
+    common = [(f"n{i}", ["Grace Hopper"], "Another graph neural network.") for i in range(15)]
+    babbage = [(f"e{i}", ["Charles Babbage"], f"Difference engines {i}.") for i in range(MIN_PAPERS)]
+    items, absent = build(ada + ada_gnn + bo + bo_lin + few + common + babbage, n=100)
     by_id = {i["id"]: i for i in items}
     pair = by_id["author-topic:Ada Lovelace|graph neural networks"]
     assert pair["gold_ids"] == ["g1"] and pair["split"] in SPLITS
     assert "Ada Lovelace" in pair["question"]
     assert not any("Bo Li" in key or "Alan Turing" in key for key in by_id)  # a part of a name; too few papers
+    # the twin: an author none of whose papers names a topic that many papers of the collection name
+    twins = {i["id"]: i for i in absent}
+    assert "author-absent:Grace Hopper|graph neural networks" not in twins  # her papers are on it
+    assert all(i["answerable"] is False and "gold_ids" not in i for i in absent)
+    # the one topic 15+ papers name, asked of the one author with none on it
+    assert list(twins) == ["author-absent:Charles Babbage|graph neural networks"]
