@@ -205,3 +205,14 @@ def test_author_topic_questions_take_as_gold_the_authors_papers_on_the_topic() -
     assert all(i["answerable"] is False and "gold_ids" not in i for i in absent)
     # the one topic 15+ papers name, asked of the one author with none on it
     assert list(twins) == ["author-absent:Charles Babbage|graph neural networks"]
+
+
+def test_the_filtered_threshold_is_the_lowest_that_best_separates_the_train_pairs() -> None:
+    """Youden's J over the grid: no author-topic question abstained, two of three twins abstained,
+    and of the thresholds that do so the lowest."""
+    from eval.fit_filtered import choose, rates
+
+    rows = [{"answerable": True, "confidence": c} for c in (0.5, 0.6, 0.7)]
+    rows += [{"answerable": False, "confidence": c} for c in (0.1, 0.2, 0.55)]
+    assert choose(rows) == 0.21
+    assert rates(rows, 0.21) == {"false_abstention": 0.0, "twins_abstained": round(2 / 3, 4), "questions": 6}

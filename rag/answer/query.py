@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from rag.answer.cues import BACK_REFERENCE
-from rag.text import collapse, fold
+from rag.text import STOPWORDS, collapse, fold
 from rag.types import Filters
 
 if TYPE_CHECKING:
@@ -72,6 +72,13 @@ class Query:
         applied (two authors named, none of them a filter; a caller's venue in place of the
         question's) or cannot be applied at all."""
         return _without(self.text, self._applied_spans(applied)) or self.text
+
+    @property
+    def has_topic(self) -> bool:
+        """The question asks about something beyond its filters and catalogue wording: "Which
+        papers by Sergey Levine are about diffusion?", not "Which ICLR papers have Sara Hooker as
+        an author?"."""
+        return any(w.lower() not in STOPWORDS for w in self.topic.split())
 
     def applied_words(self, applied: Filters) -> str:
         """The words `searched` leaves out ("Sergey Levine"): what every candidate of a search under

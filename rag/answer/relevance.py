@@ -128,6 +128,14 @@ class Relevance:
             return self.abstain_threshold
         return self.answerable.thresholds.get("abstain", 0.5)
 
+    @property
+    def abstain_filtered_below(self) -> float:
+        """The threshold for a question decided on its topic among the papers of a filter it named
+        (`AnswerPipeline._topical`); a user's own threshold applies to both."""
+        if self.abstain_threshold is not None:
+            return self.abstain_threshold
+        return self.answerable.thresholds.get("abstain_filtered", self.abstain_below)
+
     def keep_below(self, many: bool = False) -> float:
         """The paper model's own threshold (a user's abstention threshold changes whether to answer,
         not what): one for a question with one answer, a lower one (`keep_many`) for a question that

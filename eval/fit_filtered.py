@@ -1,0 +1,101 @@
+"""Choose the threshold of a filtered question's decision: `python -m eval.fit_filtered --home DIR
+[--write]`.
+
+A question that names a filter the search applies and a topic of its own ("Which papers by Sergey
+Levine are about diffusion?") is decided on its topic among the filtered papers
+(`AnswerPipeline._topical`): every paper of the filtered search holds the filter, so the question
+is answered when one of them holds the topic. That assessment reads a bare topic, which the
+answerable model (fitted on whole questions) rates as weakly answered, so the decision has a
+threshold of its own, `abstain_filtered` in the answerable part of `rag/models/relevance.json`.
+
+It is chosen on the TRAIN split of `conf-author-topic` (an author's papers on a topic: answer) and
+`conf-author-absent` (the same authors, a topic none of their papers names: abstain), by Youden's J
+(most of (1 - false abstention) + twins abstained) over a grid of 0.01, and the validation figures
+are printed beside it. The test split is never read. Run it again after `eval.fit_relevance`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from eval.heldout import split_items
+from rag.answer import RELEVANCE_MODEL
+
+FAMILIES = ("conf-author-topic", "conf-author-absent")
+GRID = np.round(np.arange(0.01, 1.0, 0.01), 2)
+
+
+def collect(home: Path, splits: set[str]) -> list[dict[str, Any]]:
+    """Per question of the two families: its split, whether it is answerable, and the topical
+    assessment's confidence, asked as `AnswerPipeline.answer` asks it."""
+    os.environ["RAG_HOME"] = str(home)
+    from rag.answer import read
+    from rag.answer.cues import MANY
+    from rag.answer.pipeline import merge_filters
+    from rag.answer.route import Intent
+    from rag.app import App
+    from rag.settings import Settings
+    from rag.types import Filters
+
+    app = App(Settings())
+    catalog = app.index.load().catalog
+    pipeline = app.pipeline
+    out = []
+    for source, item, _, split in split_items("conf", catalog, measured=True):
+        if source.name not in FAMILIES or split not in splits:
+            continue
+        q = read(item.question, catalog)
+        filters = merge_filters(Filters(), q)
+        intent = pipeline.router.intent(q.placeholders())
+        many = intent is Intent.LIST or MANY.pattern.search(item.question)
+        k = max(pipeline.k, pipeline.list_k) if many else pipeline.k
+        topical = pipeline._topical(q, k, filters) if q.has_topic else None
+        if topical is None:
+            continue  # decided on the whole question, as any other
+        out.append({"id": item.id, "split": split, "answerable": item.answerable, "confidence": topical.confidence})
+    return out
+
+
+def rates(rows: list[dict[str, Any]], threshold: float) -> dict[str, float]:
+    answerable = [r["confidence"] for r in rows if r["answerable"]]
+    twins = [r["confidence"] for r in rows if not r["answerable"]]
+    fa = float(np.mean([c < threshold for c in answerable])) if answerable else 0.0
+    abstained = float(np.mean([c < threshold for c in twins])) if twins else 0.0
+    return {"false_abstention": round(fa, 4), "twins_abstained": round(abstained, 4), "questions": len(rows)}
+
+
+def choose(rows: list[dict[str, Any]]) -> float:
+    """The grid threshold of most (1 - false abstention) + twins abstained on `rows` (lowest on ties)."""
+    scores = [(1 - rates(rows, t)["false_abstention"]) + rates(rows, t)["twins_abstained"] for t in GRID]
+    return float(GRID[int(np.argmax(scores))])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--home", type=Path, required=True, help="the conference index (seeds + both lists)")
+    parser.add_argument("--write", action="store_true", help=f"store the threshold in {RELEVANCE_MODEL}")
+    args = parser.parse_args()
+    rows = collect(args.home, {"train", "validation"})
+    train = [r for r in rows if r["split"] == "train"]
+    validation = [r for r in rows if r["split"] == "validation"]
+    threshold = choose(train)
+    figures = {"train": rates(train, threshold), "validation": rates(validation, threshold)}
+    print(json.dumps({"abstain_filtered": threshold, **figures}, indent=1))
+    if args.write:
+        whole = json.loads(RELEVANCE_MODEL.read_text(encoding="utf-8"))
+        whole["answerable"]["thresholds"]["abstain_filtered"] = threshold
+        whole["answerable"]["chosen_on"]["abstain_filtered"] = {
+            "families": list(FAMILIES),
+            "rule": "Youden J on train",
+            **figures,
+        }
+        RELEVANCE_MODEL.write_text(json.dumps(whole, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
