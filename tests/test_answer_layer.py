@@ -12,7 +12,7 @@ import pytest
 from rag.answer.catalogue import count_text
 from rag.answer.cues import ASKS, BACK_REFERENCE, MANY, ROLES
 from rag.answer.pipeline import merge_filters
-from rag.answer.query import read
+from rag.answer.query import read, recognise_filters
 from rag.answer.relevance import FEATURES, QUESTION_FEATURES, LogisticModel, part_weakest, topic_parts
 from rag.answer.route import Intent, Router, asked_field
 from rag.app import App
@@ -52,6 +52,24 @@ def test_a_question_is_read_once_with_its_filters_authors_and_topic(sample_app: 
     )
     unmet = read("Which orals are about interpretability?", catalog)
     assert unmet.unmet and "records no decisions" in unmet.unmet_note and unmet.topic == "interpretability"
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("Which ICLR'25 papers are about diffusion?", Filters(venue="ICLR", year=2025)),
+        ("Which ICLR-2025 papers are about diffusion?", Filters(venue="ICLR", year=2025)),
+        ("papers at icml25 on diffusion", Filters(venue="ICML", year=2025)),
+        ("Which ICLR'24 papers are about diffusion?", Filters(venue="ICLR")),  # no such year: the venue alone
+        ("Which position papers are about safety?", Filters(track="position")),
+        ("How many ICML position orals are there?", Filters(venue="ICML", track="position", decision="Oral")),
+        ("How does PINE remove position bias in language models?", Filters()),
+        ("a relevance score that ignores position, then attention with positions", Filters()),
+    ],
+)
+def test_venue_year_and_track_are_read_as_users_write_them(question: str, expected: Filters) -> None:
+    facets = {"venue": ["ICLR", "ICML"], "year": ["2025"], "decision": ["Accept (Oral)"], "track": ["Position", "Main"]}
+    assert recognise_filters(question, facets)[0] == expected
 
 
 def test_the_search_is_given_the_question_without_the_words_that_named_an_applied_filter(sample_app: App) -> None:

@@ -115,9 +115,10 @@ def _word(pattern: str) -> str:
 def recognise_filters(question: str, facets: dict[str, list[str]]) -> tuple[Filters, dict[str, list[tuple[int, int]]]]:
     """Filters named in the question, and the character spans that named each kind.
 
-    venue: a venue value as a word ("ICLR"); year: a year value as a word ("2025"); decision:
-    the word of a decision value, singular or plural ("orals" for "Accept (Oral)"); track:
-    "position paper(s)"/"position track", "main track", or a part of a track value next to
+    venue: a venue value as a word ("ICLR"); year: a year value as a word ("2025"), or both in one
+    ("ICLR'25", "ICLR-2025", "ICML25": the two-digit year when one year of the collection ends
+    so); decision: the word of a decision value, singular or plural ("orals" for "Accept (Oral)");
+    track: "position paper(s)"/"position track"/"position orals", "main track", or a part of a track value next to
     the word area/track/category ("the Causality area", "Robustness-track"). A facet named
     twice with different values ("ICLR or ICML") is not a filter."""
     spans: dict[str, list[tuple[int, int]]] = {"venue": [], "year": [], "decision": [], "track": []}
@@ -133,6 +134,16 @@ def recognise_filters(question: str, facets: dict[str, list[str]]) -> tuple[Filt
     for year in facets.get("year", []):
         for m in re.finditer(_word(re.escape(year)), question):
             note("year", year, m)
+    for venue in facets.get("venue", []):  # "ICLR'25", "ICLR-2025", "ICML25": a venue and its year in one word
+        for m in re.finditer(rf"(?<![\w-]){re.escape(venue)}['’-]?(\d{{4}}|\d{{2}})(?![\w-])", question, re.I):
+            years = [
+                y
+                for y in facets.get("year", [])
+                if y == m.group(1) or (len(m.group(1)) == 2 and y.endswith(m.group(1)))
+            ]
+            if len(years) == 1:
+                note("venue", venue, m)
+                note("year", years[0], m)
     for decision in facets.get("decision", []):
         inner = re.search(r"\((\w+)\)", decision)
         word = inner.group(1) if inner else decision.split()[-1]
@@ -141,7 +152,7 @@ def recognise_filters(question: str, facets: dict[str, list[str]]) -> tuple[Filt
     tracks = facets.get("track", [])
     folded_tracks = [fold(t) for t in tracks]
     if any("position" in t for t in folded_tracks):
-        for m in re.finditer(_word(r"position(?:[- ]track)?(?:\s+papers?)?|position[- ]track"), question, re.I):
+        for m in _POSITION_WORD.finditer(question):
             note("track", "position", m)
     if any(t.startswith("main") for t in folded_tracks):
         for m in re.finditer(_word(r"main[- ](?:track|conference)(?:\s+papers?)?"), question, re.I):
@@ -168,7 +179,11 @@ def recognise_filters(question: str, facets: dict[str, list[str]]) -> tuple[Filt
 
 
 _DECISION_WORD = re.compile(_word(r"(oral|spotlight|poster)s?(?:\s+papers?|\s+presentations?)?"), re.I)
-_POSITION_WORD = re.compile(_word(r"position(?:[- ]track)?\s+papers?|position[- ]track"), re.I)
+# "position papers", "the position track", "position orals": never the word alone ("remove position
+# bias", "a relevance score that ignores position")
+_POSITION_WORD = re.compile(
+    _word(r"position(?:[- ]track(?:\s+papers?)?|\s+papers?|(?=\s+(?:orals?|spotlights?|posters?)\b))"), re.I
+)
 
 
 def unmet_filters(question: str, facets: dict[str, list[str]]) -> list[tuple[str, str, tuple[int, int]]]:
