@@ -25,16 +25,17 @@ from __future__ import annotations
 import argparse
 import random
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
-from eval.build_heldout import write
-from eval.build_topic_pairs import TOPICS, papers_of
+from eval.build_topic_pairs import TOPICS, papers_of, write_set
 from rag.evaluation import split_of
 
 SEED = 20261204
 MIN_PAPERS = 5
 MIN_TOPIC_PAPERS = 15
+Pair = tuple[str, str, str, list[str]]  # author, topic, its short name, the author's papers naming it
 FORMS = (
     "Which papers by {author} are about {topic}?",
     "What has {author} published on {topic}?",
@@ -55,7 +56,8 @@ def build(papers: list[tuple[str, list[str], str]], n: int) -> tuple[list[dict],
         for name, _, pattern in TOPICS
         if sum(1 for *_, t in papers if re.search(pattern, t, re.I)) >= MIN_TOPIC_PAPERS
     }
-    candidates, absent = [], []
+    candidates: list[Pair] = []
+    absent: list[Pair] = []
     for author, own in sorted(by_author.items()):
         if len(own) < MIN_PAPERS or len(author.split()) < 2:
             continue  # a one-word name ("Liu") is not an author a user names
@@ -73,12 +75,12 @@ def build(papers: list[tuple[str, list[str], str]], n: int) -> tuple[list[dict],
     return [_asked(c, "author-topic") for c in chosen], [_asked(c, "author-absent") for c in sorted(twins)]
 
 
-def _asked(pair: tuple[str, str, str, list[str]], kind: str) -> dict:
+def _asked(pair: Pair, kind: str) -> dict[str, Any]:
     author, name, short, gold = pair
     key = f"{kind}:{author}|{name}"
     pick = random.Random(f"{SEED}:{key}")
     topic = short if short and pick.random() < 0.5 else name
-    item = {"id": key, "kind": kind, "question": pick.choice(FORMS).format(author=author, topic=topic)}
+    item: dict[str, Any] = {"id": key, "kind": kind, "question": pick.choice(FORMS).format(author=author, topic=topic)}
     item.update({"gold_ids": gold} if gold else {"answerable": False})
     return {**item, "split": split_of(key)}
 
@@ -95,14 +97,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     items, absent = build(papers_of(args.home), args.n)
-    for path, built, what in (
-        (args.out, items, "an author's papers on a topic"),
-        (args.absent_out, absent, "none of them on it"),
-    ):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write(path, built)
-        by = Counter(item["split"] for item in built)
-        print(f"{len(built)} questions for {what} -> {path}: {dict(sorted(by.items()))}")
+    write_set(args.out, items, "for an author's papers on a topic")
+    write_set(args.absent_out, absent, "for an author's papers on a topic none of them names")
 
 
 if __name__ == "__main__":

@@ -149,11 +149,16 @@ def main() -> None:
     )
     args = parser.parse_args()
     items, absent = build([(pid, text) for pid, _, text in papers_of(args.home)])
-    for path, built, what in ((args.out, items, "joining two topics"), (args.absent_out, absent, "no paper joins")):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write(path, built)
-        by = Counter(item["split"] for item in built)
-        print(f"{len(built)} questions {what} -> {path}: {dict(sorted(by.items()))}")
+    write_set(args.out, items, "joining two topics")
+    write_set(args.absent_out, absent, "no paper joins")
+
+
+def write_set(path: Path, items: list[dict], what: str) -> None:
+    """Write one generated set and say how many questions each split got."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write(path, items)
+    by = Counter(item["split"] for item in items)
+    print(f"{len(items)} questions {what} -> {path}: {dict(sorted(by.items()))}")
 
 
 if __name__ == "__main__":
