@@ -402,24 +402,21 @@ class AnswerPipeline:
             )
             self._abstain(result, text, f"no paper of the collection mentions {names}", q, on_token)
         else:
-            asked = question if query == question else f"{question} {query}"
-            assessment = self.relevance.assess(asked, hits, held=q.applied_words(filters))
             topical = self._topical(q, k, filters) if query == question else None
-            # a filtered question with a topic of its own is decided on that topic among the filtered papers
-            decides, floor = (
-                (topical, self.relevance.abstain_filtered_below)
-                if topical is not None and q.has_topic
-                else (assessment, self.relevance.abstain_below)
-            )
+            if topical is not None and q.has_topic:  # decided on its topic among the filtered papers
+                decides, floor = topical, self.relevance.abstain_filtered_below
+            else:
+                asked = question if query == question else f"{question} {query}"
+                decides = self.relevance.assess(asked, hits, held=q.applied_words(filters))
+                floor = self.relevance.abstain_below
             result.confidence = round(decides.confidence, 4)
             if decides.confidence < floor:
                 reason = f"no retrieved paper is likely to answer (best {decides.confidence:.2f})"
                 self._abstain(result, ABSTAIN_TEXT, reason, q, on_token)
             else:
                 if topical is not None:
-                    assessment = topical
                     result.sources = [p.hit for p in topical.papers]
-                self._finish(result, self._extract(question, assessment), q, on_token)
+                self._finish(result, self._extract(question, topical or decides), q, on_token)
         timings["generate"] = (time.perf_counter() - start) * 1000
         start = time.perf_counter()
         if not result.abstained:

@@ -118,9 +118,9 @@ def recognise_filters(question: str, facets: dict[str, list[str]]) -> tuple[Filt
     venue: a venue value as a word ("ICLR"); year: a year value as a word ("2025"), or both in one
     ("ICLR'25", "ICLR-2025", "ICML25": the two-digit year when one year of the collection ends
     so); decision: the word of a decision value, singular or plural ("orals" for "Accept (Oral)");
-    track: "position paper(s)"/"position track"/"position orals", "main track", or a part of a track value next to
-    the word area/track/category ("the Causality area", "Robustness-track"). A facet named
-    twice with different values ("ICLR or ICML") is not a filter."""
+    track: "position paper(s)"/"position track"/"position orals", "main track", or a part of a
+    track value next to the word area/track/category ("the Causality area", "Robustness-track").
+    A facet named twice with different values ("ICLR or ICML") is not a filter."""
     spans: dict[str, list[tuple[int, int]]] = {"venue": [], "year": [], "decision": [], "track": []}
     found: dict[str, set[str]] = {"venue": set(), "year": set(), "decision": set(), "track": set()}
 
