@@ -176,6 +176,7 @@ class App:
             lambda terms: self.index.load().keyword.frequencies(terms),
             s.abstain_threshold,
             s.abstain_on_unknown_names,
+            LogisticModel.load_part(RELEVANCE_MODEL, "filtered"),
         )
         return AnswerPipeline(
             self.retriever,

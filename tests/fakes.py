@@ -156,6 +156,7 @@ def pipeline(
         TOKENIZE,
         frequencies(papers),
         abstain_threshold,
+        filtered=LogisticModel.load_part(RELEVANCE, "filtered"),
     )
     pipe = AnswerPipeline(
         retriever,  # type: ignore[arg-type]  # the Retriever's search, over a fixed list

@@ -115,17 +115,20 @@ def test_an_answer_lists_an_authors_papers_found_by_the_topic_alone() -> None:
 def test_a_filtered_question_with_a_topic_is_decided_on_that_topic_among_the_filtered_papers() -> None:
     """Every paper of a filtered search holds the filter, so whether to answer "Which papers by
     Grace Hopper are about gradient projection?" is the topic's decision among her papers, against
-    the threshold chosen for it (`abstain_filtered`); a question naming no filter keeps the whole
+    the shipped model fitted for it (`filtered`); a question naming no filter keeps the whole
     question's. Thresholds are set here to 0 or 1 so that each decision shows which one it read."""
     pipe, _ = pipeline()
     relevance = pipe.relevance
+    assert relevance.filtered is not None and relevance.filtered.features
     filtered, plain = (
         "Which papers by Grace Hopper are about gradient projection?",
         "Which papers are about gradient projection?",
     )
-    relevance.answerable = replace(relevance.answerable, thresholds={"abstain": 0.0, "abstain_filtered": 1.0})
+    relevance.answerable = replace(relevance.answerable, thresholds={"abstain": 0.0})
+    relevance.filtered = replace(relevance.filtered, thresholds={"abstain": 1.0})
     assert pipe.answer(filtered).abstained and not pipe.answer(plain).abstained
-    relevance.answerable = replace(relevance.answerable, thresholds={"abstain": 1.0, "abstain_filtered": 0.0})
+    relevance.answerable = replace(relevance.answerable, thresholds={"abstain": 1.0})
+    relevance.filtered = replace(relevance.filtered, thresholds={"abstain": 0.0})
     assert not pipe.answer(filtered).abstained and pipe.answer(plain).abstained
     # a user's own threshold decides both
     relevance.abstain_threshold = 1.0

@@ -13,6 +13,7 @@ import pytest
 from eval.heldout import HELDOUT, SOURCES, Row, render, table
 from rag.app import App
 from rag.evaluation import SPLITS, ItemResult, load_items
+from tests.fakes import pipeline
 
 KINDS = {
     "paraphrase",
@@ -216,3 +217,37 @@ def test_the_filtered_threshold_is_the_lowest_that_best_separates_the_train_pair
     rows += [{"answerable": False, "confidence": c} for c in (0.1, 0.2, 0.55)]
     assert choose(rows) == 0.21
     assert rates(rows, 0.21) == {"false_abstention": 0.0, "twins_abstained": round(2 / 3, 4), "questions": 6}
+
+
+def test_the_filtered_model_is_fitted_and_thresholded_on_train_rows_alone() -> None:
+    """An answerable question's topic is held by a sentence close to it (`address`), a twin's is
+    not: the fitted model rates every answerable train row above every twin, its threshold lies
+    between them, and it reads its features by name from a topical assessment."""
+    import numpy as np
+
+    from eval.fit_filtered import FEATURES, fitted
+    from rag.answer import QUESTION_FEATURES
+    from rag.answer.relevance import Assessment
+
+    def row(answerable: bool, address: float, best: float) -> dict:
+        return {"answerable": answerable, "split": "train", "features": {"paper_best": best, "address": address}}
+
+    train = [row(True, a, b) for a, b in ((0.5, 0.6), (0.6, 0.5), (0.7, 0.8), (0.45, 0.7))]
+    train += [row(False, a, b) for a, b in ((0.1, 0.4), (0.2, 0.3), (0.15, 0.5), (0.25, 0.2))]
+    model = fitted(train)
+    assert model.features == FEATURES
+    scores = model.probabilities(np.array([[r["features"][f] for f in FEATURES] for r in train]))
+    assert min(scores[:4]) > max(scores[4:])
+    assert max(scores[4:]) < model.thresholds["abstain"] <= min(scores[:4])
+    pipe, _ = pipeline()
+    relevance = pipe.relevance
+    relevance.filtered = model
+
+    def assessment(address: float) -> Assessment:
+        features = np.zeros(len(QUESTION_FEATURES))
+        features[QUESTION_FEATURES.index("address")] = address
+        features[QUESTION_FEATURES.index("paper_best")] = 0.5
+        return Assessment([], np.zeros(3), features, confidence=0.99)
+
+    assert relevance.filtered_confidence(assessment(0.1)) < relevance.abstain_filtered_below
+    assert relevance.filtered_confidence(assessment(0.7)) >= relevance.abstain_filtered_below

@@ -39,6 +39,13 @@ class LogisticModel:
             dict(data.get("chosen_on", {})),
         )
 
+    @classmethod
+    def load_part(cls, path: Path, part: str) -> LogisticModel | None:
+        """The model saved as `part` of `path`, or None when the file holds no such part (a model
+        that is fitted only when its data exists, as `filtered` of the relevance file)."""
+        whole = json.loads(path.read_text(encoding="utf-8"))
+        return cls.load(path, part) if part in whole else None
+
     def save(self, path: Path, part: str = "") -> None:
         """Write the model to `path`, or into its `part` keeping the others."""
         body: dict[str, Any] = {

@@ -405,13 +405,14 @@ class AnswerPipeline:
             topical = self._topical(q, k, filters) if query == question else None
             if topical is not None and q.has_topic:  # decided on its topic among the filtered papers
                 decides, floor = topical, self.relevance.abstain_filtered_below
+                confidence = self.relevance.filtered_confidence(topical)
             else:
                 asked = question if query == question else f"{question} {query}"
                 decides = self.relevance.assess(asked, hits, held=q.applied_words(filters))
-                floor = self.relevance.abstain_below
-            result.confidence = round(decides.confidence, 4)
-            if decides.confidence < floor:
-                reason = f"no retrieved paper is likely to answer (best {decides.confidence:.2f})"
+                floor, confidence = self.relevance.abstain_below, decides.confidence
+            result.confidence = round(confidence, 4)
+            if confidence < floor:
+                reason = f"no retrieved paper is likely to answer (best {confidence:.2f})"
                 self._abstain(result, ABSTAIN_TEXT, reason, q, on_token)
             else:
                 if topical is not None:
@@ -450,11 +451,10 @@ class AnswerPipeline:
         It also decides whether to answer when the question has a topic of its own: every paper
         of a filtered search holds the filter, so the question is answered when one of them holds
         the topic. The answerable model was fitted on whole questions and rates a bare topic as
-        weakly answered, so the decision has its own threshold (`abstain_filtered`), chosen on the
-        train split of an author's papers on a topic and their twins on a topic none of the
-        author's papers names (`eval.fit_filtered`). The whole question's decision answered nearly
-        every twin (validation: 1 of 55 abstained). None when the question named no such filter
-        or the second search finds nothing."""
+        weakly answered, so the decision has a small model of its own
+        (`Relevance.filtered_confidence`). The whole question's decision answered nearly every
+        twin on a topic none of the author's papers names (validation: 1 of 55 abstained). None
+        when the question named no such filter or the second search finds nothing."""
         searched = q.searched(filters)
         if searched == q.text:
             return None

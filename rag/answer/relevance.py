@@ -113,10 +113,12 @@ class Relevance:
         frequencies: Frequencies,
         abstain_threshold: float | None = None,
         unknown_names: bool = True,
+        filtered: LogisticModel | None = None,
     ) -> None:
         self.vectors = vectors
         self.paper = paper
         self.answerable = answerable
+        self.filtered = filtered
         self.tokens = tokens
         self.frequencies = frequencies
         self.abstain_threshold = abstain_threshold
@@ -131,10 +133,25 @@ class Relevance:
     @property
     def abstain_filtered_below(self) -> float:
         """The threshold for a question decided on its topic among the papers of a filter it named
-        (`AnswerPipeline._topical`); a user's own threshold applies to both."""
+        (`AnswerPipeline._topical`, `filtered_confidence`); a user's own threshold applies to both."""
         if self.abstain_threshold is not None:
             return self.abstain_threshold
-        return self.answerable.thresholds.get("abstain_filtered", self.abstain_below)
+        if self.filtered is not None:
+            return self.filtered.thresholds.get("abstain", 0.5)
+        return self.abstain_below
+
+    def filtered_confidence(self, topical: Assessment) -> float:
+        """The probability that a filtered question is answered, from the assessment of its topic
+        among the filtered papers. The answerable model was fitted on whole questions and reads a
+        bare topic ("diffusion") as weakly answered whatever the papers hold, so this decision has
+        a model of its own (`filtered` in the model file) over a few of the same question features,
+        fitted on the train split of an author's papers on a topic and their twins on a topic none
+        of the author's papers names (`eval.fit_filtered`). Without it, the answerable model's
+        confidence."""
+        if self.filtered is None:
+            return topical.confidence
+        at = [QUESTION_FEATURES.index(name) for name in self.filtered.features]
+        return float(self.filtered.probabilities(topical.question_features[at][None, :])[0])
 
     def keep_below(self, many: bool = False) -> float:
         """The paper model's own threshold (a user's abstention threshold changes whether to answer,
