@@ -243,6 +243,35 @@ def carried_floor(path: Path) -> dict[str, float]:
     return {k: v for k, v in thresholds.items() if k in ("part_floor", "part_relative")}
 
 
+def fit_paper(
+    train: list[dict], validation: list[dict], l2: float, list_precision: float, carried: dict[str, float]
+) -> LogisticModel:
+    """The paper model fitted on the train rows, its thresholds (`keep`, `keep_many`, `keep_share`)
+    chosen on the validation rows, with the figures each was chosen on."""
+    x = np.asarray([f for r in train for f in r["features"]])
+    y = np.asarray([lab for r in train for lab in r["labels"]], dtype=float)
+    paper = fit(x, y, l2)
+    keep, keep_figures = choose_keep([r for r in validation if len(r["gold"]) <= 1], paper)
+    keep_many, many_figures = choose_keep(
+        [r for r in validation if len(r["gold"]) > 1], paper, min_precision=list_precision
+    )
+    share, share_figures = choose_share([r for r in validation if len(r["gold"]) <= 1], paper, keep)
+    return LogisticModel(
+        paper.features,
+        paper.weights,
+        paper.bias,
+        paper.mean,
+        paper.scale,
+        {"keep": round(keep, 4), "keep_many": round(keep_many, 4), "keep_share": share, **carried},
+        {
+            "train_rows": len(y),
+            "keep": keep_figures,
+            "keep_many (several gold papers)": many_figures,
+            "keep_share": share_figures,
+        },
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--home", action="append", default=[], help="NAME=DIR for each index")
@@ -257,20 +286,21 @@ def main() -> None:
         "--list-precision", type=float, default=0.8, help="precision a plural question's kept papers must reach"
     )
     parser.add_argument("--out", type=Path, default=RELEVANCE_MODEL)
+    parser.add_argument(
+        "--answerable-only",
+        action="store_true",
+        help="refit the answerable model alone, the paper model and its thresholds as saved in --out",
+    )
     args = parser.parse_args()
     rows = cached_rows(args.features, args.refresh, args.home, collect)
     # only what the relevance model sees: questions the router sends to the abstracts
     rows = fitted_rows(rows)
     train = [r for r in rows if r["split"] == "train"]
     validation = [r for r in rows if r["split"] == "validation"]
-    x = np.asarray([f for r in train for f in r["features"]])
-    y = np.asarray([lab for r in train for lab in r["labels"]], dtype=float)
-    paper = fit(x, y, args.l2)
-    keep, keep_figures = choose_keep([r for r in validation if len(r["gold"]) <= 1], paper)
-    keep_many, many_figures = choose_keep(
-        [r for r in validation if len(r["gold"]) > 1], paper, min_precision=args.list_precision
-    )
-    share, share_figures = choose_share([r for r in validation if len(r["gold"]) <= 1], paper, keep)
+    if args.answerable_only:
+        paper = LogisticModel.load(args.out, "paper")
+    else:
+        paper = fit_paper(train, validation, args.l2, args.list_precision, carried_floor(args.out))
     answerable = fit(
         stacked(train, paper),
         np.asarray([float(r["answerable"]) for r in train]),
@@ -284,20 +314,6 @@ def main() -> None:
     negative = [float(s) for r, s in zip(validation, scores) if not r["answerable"]]
     nearby = sorted({round(abstain + d, 3) for d in (-0.1, -0.05, 0.0, 0.05, 0.1, 0.2) if 0 <= abstain + d <= 1})
     table = abstention_table(validation, scores, nearby)
-    paper = LogisticModel(
-        paper.features,
-        paper.weights,
-        paper.bias,
-        paper.mean,
-        paper.scale,
-        {"keep": round(keep, 4), "keep_many": round(keep_many, 4), "keep_share": share, **carried_floor(args.out)},
-        {
-            "train_rows": len(y),
-            "keep": keep_figures,
-            "keep_many (several gold papers)": many_figures,
-            "keep_share": share_figures,
-        },
-    )
     answerable = LogisticModel(
         answerable.features,
         answerable.weights,
@@ -314,22 +330,12 @@ def main() -> None:
             "at_threshold": table.get(round(abstain, 3), {}),
         },
     )
-    paper.save(args.out, "paper")
+    if not args.answerable_only:
+        paper.save(args.out, "paper")
     answerable.save(args.out, "answerable")
     print(json.dumps({"paper_weights": dict(zip(FEATURES, [round(w, 3) for w in paper.weights]))}, indent=None))
     print(json.dumps({"answerable_weights": dict(zip(QUESTION_FEATURES, [round(w, 3) for w in answerable.weights]))}))
-    print(
-        json.dumps(
-            {
-                "keep": keep,
-                **keep_figures,
-                "keep_many": keep_many,
-                **{f"many_{k}": v for k, v in many_figures.items()},
-                "keep_share": share,
-                **{f"share_{k}": v for k, v in share_figures.items()},
-            }
-        )
-    )
+    print(json.dumps({"paper_thresholds": paper.thresholds, **paper.chosen_on}))
     print(json.dumps({"abstain": abstain, "auc": auc(positive, negative)}))
     for t, figures in table.items():
         print(t, json.dumps(figures))

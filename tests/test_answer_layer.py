@@ -371,3 +371,16 @@ def test_a_plural_question_lists_only_papers_that_hold_every_topic(sample_app: A
     assert relevance.listed(question, papers, many=True) == [best]  # never the most probable paper left out
     assert relevance.listed(question, papers, many=False) == [0, 1, 2]  # a singular question is not listed
     assert relevance.listed("Which papers use graph neural networks?", papers, many=True) == [0, 1, 2]  # one topic
+
+
+def test_a_question_model_reads_its_features_by_name() -> None:
+    """The answerable model reads every question feature and the filtered model two of them, each
+    by name from the same summary: a one-feature model moves with its own column only."""
+    from rag.answer.relevance import question_probability
+
+    one = LogisticModel(("address",), (2.0,), 0.0, (0.0,), (1.0,))
+    summary = np.zeros(len(QUESTION_FEATURES))
+    summary[QUESTION_FEATURES.index("paper_best")] = 5.0
+    assert question_probability(one, summary) == pytest.approx(0.5)
+    summary[QUESTION_FEATURES.index("address")] = 1.0
+    assert question_probability(one, summary) == pytest.approx(1 / (1 + np.exp(-2.0)))

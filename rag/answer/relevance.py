@@ -150,8 +150,7 @@ class Relevance:
         confidence."""
         if self.filtered is None:
             return topical.confidence
-        at = [QUESTION_FEATURES.index(name) for name in self.filtered.features]
-        return float(self.filtered.probabilities(topical.question_features[at][None, :])[0])
+        return question_probability(self.filtered, topical.question_features)
 
     def keep_below(self, many: bool = False) -> float:
         """The paper model's own threshold (a user's abstention threshold changes whether to answer,
@@ -279,7 +278,7 @@ class Relevance:
             for hit, sentences, cos, row, p in zip(hits, texts, cosines, rows, probabilities)
         ]
         summary = self._question_features(facts, hits, rows, probabilities, held)
-        confidence = float(self.answerable.probabilities(summary[None, :])[0]) if len(hits) else 0.0
+        confidence = question_probability(self.answerable, summary) if len(hits) else 0.0
         return Assessment(papers, q, summary, confidence)
 
     def _paper_features(
@@ -364,6 +363,14 @@ class Relevance:
                 facts.asks_number,
             ]
         )
+
+
+def question_probability(model: LogisticModel, summary: np.ndarray) -> float:
+    """A question model's probability over the features it was fitted on, read by name from the
+    question's `QUESTION_FEATURES`: the answerable model reads all of them, the filtered model two,
+    and a model saved before a feature was added still reads its own."""
+    at = [QUESTION_FEATURES.index(name) for name in model.features]
+    return float(model.probabilities(summary[at][None, :])[0])
 
 
 _DIGIT = re.compile(r"\d")
