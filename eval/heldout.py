@@ -74,6 +74,11 @@ SOURCES = (
     Source("conf-author-topic", "conf", GENERATED / "conf_author_topics.jsonl", fitted=False),
     # their twins: the same authors with a topic none of their papers names; measured only
     Source("conf-author-absent", "conf", GENERATED / "conf_author_absent.jsonl", fitted=False),
+    # a topic in one paper named by its coined name ("Does DataEnvGym use LLMs?"), gold that paper
+    # (eval/build_named_details.py), and its twin, a topic that paper does not name ("Does DataEnvGym
+    # use reward models?"): the writers' first sort of near miss, built mechanically; measured only
+    Source("conf-named-detail", "conf", GENERATED / "conf_named_details.jsonl", fitted=False),
+    Source("conf-named-absent", "conf", GENERATED / "conf_named_absent.jsonl", fitted=False),
     Source("scifact", "scifact", GENERATED / "scifact.jsonl"),
     Source("scifact-removed", "scifact-removed", GENERATED / "scifact_removed.jsonl"),
     Source("sample-dev", "sample", HANDWRITTEN / "dev.jsonl", "train"),

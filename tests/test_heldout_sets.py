@@ -251,3 +251,24 @@ def test_the_filtered_model_is_fitted_and_thresholded_on_train_rows_alone() -> N
 
     assert relevance.filtered_confidence(assessment(0.1)) < relevance.abstain_filtered_below
     assert relevance.filtered_confidence(assessment(0.7)) >= relevance.abstain_filtered_below
+
+
+def test_a_named_paper_is_asked_about_a_topic_it_names_and_its_twin_about_one_it_does_not() -> None:
+    """A paper whose title opens with a coined name no other paper holds is asked about a topic its
+    abstract names (gold: that paper) and, in the same split, about a topic 15+ papers name and it
+    does not (answerable: false). A name another paper mentions, a title without a coined name and
+    a title-only paper are never asked."""
+    from eval.build_named_details import MIN_TOPIC_PAPERS, build, coined_name
+
+    assert coined_name("BrainOOD: Out-of-distribution brain networks") == "BrainOOD"
+    assert coined_name("Learning to rank: a survey") is None and coined_name("No colon here") is None
+    gnn = [(f"n{i}", [], f"A study {i}\nAnother graph neural network.") for i in range(MIN_TOPIC_PAPERS)]
+    named = [("p1", [], "BrainOOD: brain graphs\nWe use diffusion models for brains.")]
+    shared = [("p2", [], "SharedNet: a net\nDiffusion models again."), ("p3", [], "Beats\nBetter than SharedNet.")]
+    bare = [("p4", [], "TitleOnly: nothing\n")]
+    items, absent = build(gnn + named + shared + bare, n=10)
+    assert [i["id"] for i in items] == ["named-detail:p1|diffusion models"]
+    assert items[0]["gold_ids"] == ["p1"] and "BrainOOD" in items[0]["question"]
+    assert [i["id"] for i in absent] == ["named-absent:p1|graph neural networks"]
+    assert absent[0]["answerable"] is False and "gold_ids" not in absent[0]
+    assert absent[0]["split"] == items[0]["split"] in SPLITS
