@@ -22,14 +22,12 @@ trusts the filter too much would answer."""
 
 from __future__ import annotations
 
-import argparse
 import random
 import re
 from collections import defaultdict
-from pathlib import Path
 from typing import Any
 
-from eval.build_topic_pairs import TOPICS, papers_of, write_set
+from eval.build_topic_pairs import TOPICS, twins_command
 from rag.evaluation import split_of
 
 SEED = 20261204
@@ -86,19 +84,13 @@ def _asked(pair: Pair, kind: str) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--home", type=Path, required=True, help="the conference index (seeds + both lists)")
-    parser.add_argument("--n", type=int, default=300, help="(author, topic) pairs to ask")
-    parser.add_argument(
-        "--out", type=Path, default=Path(__file__).resolve().parent / "generated" / "conf_author_topics.jsonl"
+    twins_command(
+        __doc__,
+        build,
+        ("conf_author_topics.jsonl", "conf_author_absent.jsonl"),
+        ("for an author's papers on a topic", "for an author's papers on a topic none of them names"),
+        "(author, topic) pairs to ask",
     )
-    parser.add_argument(
-        "--absent-out", type=Path, default=Path(__file__).resolve().parent / "generated" / "conf_author_absent.jsonl"
-    )
-    args = parser.parse_args()
-    items, absent = build(papers_of(args.home), args.n)
-    write_set(args.out, items, "for an author's papers on a topic")
-    write_set(args.absent_out, absent, "for an author's papers on a topic none of them names")
 
 
 if __name__ == "__main__":

@@ -20,13 +20,11 @@ right one."""
 
 from __future__ import annotations
 
-import argparse
 import random
 import re
-from pathlib import Path
 from typing import Any
 
-from eval.build_topic_pairs import TOPICS, papers_of, write_set
+from eval.build_topic_pairs import TOPICS, twins_command
 from rag.evaluation import split_of
 from rag.text import names_in
 
@@ -93,16 +91,13 @@ def _asked(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--home", type=Path, required=True, help="the conference index (seeds + both lists)")
-    parser.add_argument("--n", type=int, default=300, help="named papers to ask about")
-    generated = Path(__file__).resolve().parent / "generated"
-    parser.add_argument("--out", type=Path, default=generated / "conf_named_details.jsonl")
-    parser.add_argument("--absent-out", type=Path, default=generated / "conf_named_absent.jsonl")
-    args = parser.parse_args()
-    items, absent = build(papers_of(args.home), args.n)
-    write_set(args.out, items, "about a topic a named paper's abstract names")
-    write_set(args.absent_out, absent, "about a topic a named paper's abstract does not name")
+    twins_command(
+        __doc__,
+        build,
+        ("conf_named_details.jsonl", "conf_named_absent.jsonl"),
+        ("about a topic a named paper's abstract names", "about a topic a named paper's abstract does not name"),
+        "named papers to ask about",
+    )
 
 
 if __name__ == "__main__":

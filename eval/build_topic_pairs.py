@@ -31,6 +31,7 @@ import os
 import random
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from eval.build_heldout import write
@@ -151,6 +152,25 @@ def main() -> None:
     items, absent = build([(pid, text) for pid, _, text in papers_of(args.home)])
     write_set(args.out, items, "joining two topics")
     write_set(args.absent_out, absent, "no paper joins")
+
+
+Builder = Callable[[list[tuple[str, list[str], str]], int], tuple[list[dict], list[dict]]]
+
+
+def twins_command(doc: str, build: Builder, files: tuple[str, str], what: tuple[str, str], n_help: str) -> None:
+    """The command line of a builder of a measured family and its unanswerable twins from the conf
+    index (`eval.build_author_topics`, `eval.build_named_details`): `--home`, `--n`, and the two
+    files, written under `eval/generated/` by default."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    parser.add_argument("--home", type=Path, required=True, help="the conference index (seeds + both lists)")
+    parser.add_argument("--n", type=int, default=300, help=n_help)
+    generated = Path(__file__).resolve().parent / "generated"
+    parser.add_argument("--out", type=Path, default=generated / files[0])
+    parser.add_argument("--absent-out", type=Path, default=generated / files[1])
+    args = parser.parse_args()
+    items, absent = build(papers_of(args.home), args.n)
+    write_set(args.out, items, what[0])
+    write_set(args.absent_out, absent, what[1])
 
 
 def write_set(path: Path, items: list[dict], what: str) -> None:
