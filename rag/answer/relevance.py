@@ -13,7 +13,9 @@ retrieved papers, their margin to the next, and what the sources as a whole lack
 the question asks about that no source contains; the rarest question word none holds; a number
 asked for that no sentence close to the question states). `answerable` turns them into the
 probability that the sources answer the question: below `abstain`, the answer is "the collection
-does not say".
+does not say". A question that names a filter and a topic ("Which papers by Sergey Levine are about
+diffusion?") is decided instead by a third, two-feature model (`filtered`) over the assessment of
+its topic among the filtered papers (`Relevance.filtered_confidence`).
 
 Both are fitted on the train split of the held-out sets, their thresholds chosen on the validation
 split (`python -m eval.fit_relevance`, which rewrites `rag/models/relevance.json` and records the
