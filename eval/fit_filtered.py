@@ -39,9 +39,7 @@ def collect(home: Path, splits: set[str]) -> list[dict[str, Any]]:
     assessment's question features, asked as `AnswerPipeline.answer` asks it."""
     os.environ["RAG_HOME"] = str(home)
     from rag.answer import read
-    from rag.answer.cues import MANY
     from rag.answer.pipeline import merge_filters
-    from rag.answer.route import Intent
     from rag.app import App
     from rag.settings import Settings
     from rag.types import Filters
@@ -55,9 +53,7 @@ def collect(home: Path, splits: set[str]) -> list[dict[str, Any]]:
             continue
         q = read(item.question, catalog)
         filters = merge_filters(Filters(), q)
-        intent = pipeline.router.intent(q.placeholders())
-        many = intent is Intent.LIST or MANY.pattern.search(item.question)
-        k = max(pipeline.k, pipeline.list_k) if many else pipeline.k
+        k = pipeline.depth(item.question, pipeline.router.intent(q.placeholders()))
         topical = pipeline._topical(q, k, filters) if q.has_topic else None
         if topical is None:
             continue  # decided on the whole question, as any other

@@ -375,8 +375,7 @@ class AnswerPipeline:
                 if drafted is not None:
                     timings["retrieve"] = (time.perf_counter() - start) * 1000
                     return self._finish_catalogue(result, drafted, q, timings, usage, on_token)
-            if intent is Intent.LIST or MANY.pattern.search(question):
-                k = max(k, self.list_k)
+            k = self.depth(question, intent, k)
         else:
             result.kind = "llm"
         hits = self.retriever.search(query, k, filters).hits
@@ -440,6 +439,12 @@ class AnswerPipeline:
         chosen = {n for n, _ in kept}
         draft.related = [n for n, p in numbered if n not in chosen and p.probability >= keep / 2]
         return draft
+
+    def depth(self, question: str, intent: Intent, k: int | None = None) -> int:
+        """How many papers an offline answer searches for: `k` (the pipeline's by default), and at
+        least `list_k` for a list or a question in the plural, whose answer quotes several."""
+        k = k or self.k
+        return max(k, self.list_k) if intent is Intent.LIST or MANY.pattern.search(question) else k
 
     def _topical(self, q: Query, k: int, filters: Filters) -> Assessment | None:
         """For a question that named filters the search applies ("Which papers by Sergey Levine are
