@@ -8,13 +8,19 @@
    it is answerable. Cached in `--features`, so refits take seconds. The measured-only sources
    are computed too, marked `fitted: false`, for `eval.bench.answerable_features --train-on`; the
    fit leaves them out (`fitted_rows`).
-2. Fit the paper model (standardised logistic regression, Newton's method, L2) on the train rows,
-   then the answerable model on the train questions, its first feature being the paper model's
-   best probability. The writers' questions (users' words) weigh `--human-weight` times a generated
-   one in the answerable model: the generated sets outnumber them three to one and are more
-   lexical, so unweighted the model learns word overlap. The weight was chosen on validation from
-   1, 2, 3, 4, 6 (pooled unanswerable abstained at 2.9% false abstention: 0.408, 0.404, 0.422,
-   0.448, 0.412; the writers' AUC 0.683, 0.722, 0.747, 0.761, 0.785).
+2. Fit the paper model (standardised logistic regression, Newton's method, L2) on the train rows
+   (`--answerable-only` keeps the saved one), then the answerable model on the train questions, its
+   first feature being the paper model's best probability. The writers' questions (users' words)
+   weigh `--human-weight` times a generated one in the answerable model: the generated sets
+   outnumber them three to one and are more lexical, so unweighted the model learns word overlap.
+   The weight was chosen on validation from 1, 2, 3, 4, 6 (pooled unanswerable abstained at 2.9%
+   false abstention: 0.408, 0.404, 0.422, 0.448, 0.412; the writers' AUC 0.683, 0.722, 0.747,
+   0.761, 0.785). `--shape trees` fits gradient-boosted trees instead (`rag.answer.trees`, with
+   scikit-learn from the `fit` extra; 2 deep, 400 trees, rate 0.05, chosen by 5-fold CV on train)
+   over `ANSWERABLE_FEATURES` (the question's signals, the runner-up paper's probability and the
+   most probable paper's own signals); `--generic-weight` and `--train-on FAMILY=WEIGHT` (a
+   measured-only family joining its train rows) build the candidates measured on 2026-12-04,
+   session 15 (docs/benchmarks.md): better on nearly every family, not adopted.
 3. Choose the thresholds on the validation split only:
    - `abstain`: the highest threshold on the answerable probability whose false-abstention rate
      on the answerable validation questions stays within `--max-false`;
@@ -41,8 +47,9 @@ from typing import Any
 import numpy as np
 
 from eval.heldout import cached_rows, family, split_items
-from rag.answer import FEATURES, QUESTION_FEATURES, RELEVANCE_MODEL, LogisticModel
-from rag.answer.relevance import kept_papers
+from rag.answer import ANSWERABLE_FEATURES, FEATURES, QUESTION_FEATURES, RELEVANCE_MODEL, LogisticModel, TreeModel
+from rag.answer.relevance import SPECIFICITY, answerable_row, kept_papers
+from rag.answer.trees import from_sklearn
 
 K = 5  # the papers an answer reads (RAG_K)
 
@@ -126,14 +133,70 @@ def fitted_rows(rows: list[dict], measured: bool = False) -> list[dict]:
     ]
 
 
-def stacked(rows: list[dict], paper: LogisticModel) -> np.ndarray:
-    """The question rows, their first feature the paper model's best probability."""
+def stacked(rows: list[dict], paper: LogisticModel, features: tuple[str, ...] = QUESTION_FEATURES) -> np.ndarray:
+    """The question rows (`answerable_row`, read down to `features`), the question's first feature
+    the paper model's best probability."""
+    at = [ANSWERABLE_FEATURES.index(name) for name in features]
     out = []
     for r in rows:
-        q = list(r["question"])
-        q[0] = float(paper.probabilities(np.asarray(r["features"])).max()) if r["features"] else 0.0
-        out.append(q)
+        papers = np.asarray(r["features"], dtype=np.float64).reshape(len(r["features"]), len(FEATURES))
+        probabilities = paper.probabilities(papers) if len(papers) else np.zeros(0)
+        q = np.asarray(r["question"], dtype=np.float64)
+        q[0] = float(probabilities.max()) if len(probabilities) else 0.0
+        out.append(answerable_row(q, papers, probabilities)[at])
     return np.asarray(out)
+
+
+TREES = (2, 400, 0.05)  # depth, trees, learning rate: chosen by 5-fold CV on train (docs/benchmarks.md)
+
+
+def fit_trees(
+    x: np.ndarray, y: np.ndarray, weights: np.ndarray, features: tuple[str, ...], shape: tuple[int, int, float] = TREES
+) -> TreeModel:
+    """Gradient-boosted trees (scikit-learn, needed to refit only: `pip install -e '.[fit]'`)."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    depth, trees, rate = shape
+    model = HistGradientBoostingClassifier(
+        max_depth=depth,
+        max_iter=trees,
+        learning_rate=rate,
+        l2_regularization=1.0,
+        min_samples_leaf=20,
+        early_stopping=False,
+        random_state=0,
+    )
+    model.fit(x, y, sample_weight=weights)
+    return from_sklearn(model, features)
+
+
+GENERIC = ("conf-generic", "sample-generic")  # hand-written: "How well does it work?" asked first
+
+
+def question_weights(
+    rows: list[dict], human_weight: float, generic_weight: float = 1.0, extra: dict[str, float] | None = None
+) -> np.ndarray:
+    """A writer's question weighs `human_weight` (users' words, outnumbered by generated ones), a
+    hand-written subject-less one `generic_weight`, a row of a measured-only family joined by
+    `--train-on` its own weight (`extra`), any other question 1."""
+
+    def weight(row: dict) -> float:
+        if family(row["source"]) in WRITTEN:
+            return human_weight
+        if row["source"] in GENERIC:
+            return generic_weight
+        return (extra or {}).get(row["source"], 1.0)
+
+    return np.asarray([weight(r) for r in rows])
+
+
+def joined(spec: list[str]) -> dict[str, float]:
+    """`--train-on FAMILY[=WEIGHT]` as {family: weight}."""
+    out = {}
+    for item in spec:
+        name, _, weight = item.partition("=")
+        out[name] = float(weight) if weight else 1.0
+    return out
 
 
 def abstention_table(rows: list[dict], scores: np.ndarray, thresholds: list[float]) -> dict[float, dict]:
@@ -291,9 +354,28 @@ def main() -> None:
         action="store_true",
         help="refit the answerable model alone, the paper model and its thresholds as saved in --out",
     )
+    parser.add_argument(
+        "--shape",
+        choices=("logistic", "trees"),
+        default="logistic",
+        help="the answerable model: a logistic regression over QUESTION_FEATURES (shipped), or trees over "
+        "ANSWERABLE_FEATURES (the candidate of docs/benchmarks.md, 2026-12-04 session 15)",
+    )
+    parser.add_argument(
+        "--generic-weight", type=float, default=1.0, help="weight of a hand-written subject-less question"
+    )
+    parser.add_argument(
+        "--train-on",
+        action="append",
+        default=[],
+        metavar="FAMILY[=WEIGHT]",
+        help="a measured-only family whose train rows join the answerable model's (conf-offtopic=0.5)",
+    )
     args = parser.parse_args()
+    extra = joined(args.train_on)
     rows = cached_rows(args.features, args.refresh, args.home, collect)
     # only what the relevance model sees: questions the router sends to the abstracts
+    measured = [r for r in fitted_rows(rows, measured=True) if r["source"] in extra]
     rows = fitted_rows(rows)
     train = [r for r in rows if r["split"] == "train"]
     validation = [r for r in rows if r["split"] == "validation"]
@@ -301,42 +383,68 @@ def main() -> None:
         paper = LogisticModel.load(args.out, "paper")
     else:
         paper = fit_paper(train, validation, args.l2, args.list_precision, carried_floor(args.out))
-    answerable = fit(
-        stacked(train, paper),
-        np.asarray([float(r["answerable"]) for r in train]),
-        args.l2,
-        weights=np.asarray([args.human_weight if family(r["source"]) in WRITTEN else 1.0 for r in train]),
-        features=QUESTION_FEATURES,
+    # the families joined by --train-on teach the answerable model only; their validation rows are
+    # reported beside the others (unanswerable ones do not move the threshold, set on answerable ones)
+    train += [r for r in measured if r["split"] == "train"]
+    validation += [r for r in measured if r["split"] == "validation"]
+    logistic = tuple(f for f in QUESTION_FEATURES if f not in SPECIFICITY)  # the shipped model's
+    names = ANSWERABLE_FEATURES if args.shape == "trees" else logistic
+    x, v = stacked(train, paper, names), stacked(validation, paper, names)
+    y = np.asarray([float(r["answerable"]) for r in train])
+    weights = question_weights(train, args.human_weight, args.generic_weight, extra)
+    model: LogisticModel | TreeModel = (
+        fit_trees(x, y, weights, names)
+        if args.shape == "trees"
+        else fit(x, y, args.l2, weights=weights, features=names)
     )
-    scores = answerable.probabilities(stacked(validation, paper))
+    scores = model.probabilities(v)
     abstain = choose_abstain(validation, scores, args.max_false)
     positive = [float(s) for r, s in zip(validation, scores) if r["answerable"]]
     negative = [float(s) for r, s in zip(validation, scores) if not r["answerable"]]
+    written = [r["answerable"] for r in validation if family(r["source"]) in WRITTEN]
+    writers = [float(s) for r, s in zip(validation, scores) if family(r["source"]) in WRITTEN]
     nearby = sorted({round(abstain + d, 3) for d in (-0.1, -0.05, 0.0, 0.05, 0.1, 0.2) if 0 <= abstain + d <= 1})
     table = abstention_table(validation, scores, nearby)
-    answerable = LogisticModel(
-        answerable.features,
-        answerable.weights,
-        answerable.bias,
-        answerable.mean,
-        answerable.scale,
-        {"abstain": round(abstain, 4)},
-        {
-            "train_questions": len(train),
-            "validation_questions": len(validation),
-            "auc_validation": round(auc(positive, negative), 4),
-            "max_false_abstention": args.max_false,
-            "human_weight": args.human_weight,
-            "at_threshold": table.get(round(abstain, 3), {}),
-        },
-    )
+    chosen_on = {
+        "train_questions": len(train),
+        "validation_questions": len(validation),
+        "auc_validation": round(auc(positive, negative), 4),
+        "auc_validation_writers": round(
+            auc([s for s, a in zip(writers, written) if a], [s for s, a in zip(writers, written) if not a]), 4
+        ),
+        "max_false_abstention": args.max_false,
+        "human_weight": args.human_weight,
+        "generic_weight": args.generic_weight,
+        "train_on": extra,
+        "at_threshold": table.get(round(abstain, 3), {}),
+    }
+    if isinstance(model, TreeModel):
+        answerable: LogisticModel | TreeModel = TreeModel(
+            model.features,
+            model.baseline,
+            model.trees,
+            {"abstain": round(abstain, 4)},
+            {"trees (depth, count, learning rate)": list(TREES), **chosen_on},
+        )
+    else:
+        answerable = LogisticModel(
+            model.features,
+            model.weights,
+            model.bias,
+            model.mean,
+            model.scale,
+            {"abstain": round(abstain, 4)},
+            chosen_on,
+        )
     if not args.answerable_only:
         paper.save(args.out, "paper")
     answerable.save(args.out, "answerable")
     print(json.dumps({"paper_weights": dict(zip(FEATURES, [round(w, 3) for w in paper.weights]))}, indent=None))
-    print(json.dumps({"answerable_weights": dict(zip(QUESTION_FEATURES, [round(w, 3) for w in answerable.weights]))}))
+    if isinstance(answerable, LogisticModel):
+        weights_by_name = dict(zip(answerable.features, [round(w, 3) for w in answerable.weights]))
+        print(json.dumps({"answerable_weights": weights_by_name}))
     print(json.dumps({"paper_thresholds": paper.thresholds, **paper.chosen_on}))
-    print(json.dumps({"abstain": abstain, "auc": auc(positive, negative)}))
+    print(json.dumps({"abstain": abstain, **{k: v for k, v in chosen_on.items() if k != "at_threshold"}}))
     for t, figures in table.items():
         print(t, json.dumps(figures))
 

@@ -31,6 +31,7 @@ from rag.answer import (
     SupportChecker,
     Verifier,
     leading_sentences,
+    load_model,
     matching,
 )
 from rag.embed import Embedder, EmbedPool, HashEmbedder, LocalEmbedder
@@ -171,7 +172,7 @@ class App:
         relevance = Relevance(
             checker.vectors,
             LogisticModel.load(RELEVANCE_MODEL, "paper"),
-            LogisticModel.load(RELEVANCE_MODEL, "answerable"),
+            load_model(RELEVANCE_MODEL, "answerable"),
             TOKENIZE,
             lambda terms: self.index.load().keyword.frequencies(terms),
             s.abstain_threshold,

@@ -25,6 +25,7 @@ from rag.answer.relevance import Relevance
 from rag.answer.route import Router
 from rag.answer.sentences import SENTENCE_MODEL as SENTENCES
 from rag.answer.sentences import SentenceScorer
+from rag.answer.trees import load_model
 from rag.embed import HashEmbedder
 from rag.search.retrieve import SearchResult
 from rag.store.catalog import Catalog
@@ -152,7 +153,7 @@ def pipeline(
     relevance = Relevance(
         checker.vectors,
         LogisticModel.load(RELEVANCE, "paper"),
-        LogisticModel.load(RELEVANCE, "answerable"),
+        load_model(RELEVANCE, "answerable"),
         TOKENIZE,
         frequencies(papers),
         abstain_threshold,

@@ -384,3 +384,56 @@ def test_a_question_model_reads_its_features_by_name() -> None:
     assert question_probability(one, summary) == pytest.approx(0.5)
     summary[QUESTION_FEATURES.index("address")] = 1.0
     assert question_probability(one, summary) == pytest.approx(1 / (1 + np.exp(-2.0)))
+
+
+def test_trees_walked_with_numpy_give_scikit_learns_probabilities_and_round_trip(tmp_path: Path) -> None:
+    """The answerable trees are fitted with scikit-learn and walked with numpy at run time: the
+    export must give the fitted model's own probabilities, missing values included, and survive
+    the model file."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    from rag.answer.trees import TreeModel, from_sklearn, load_model
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(400, 3))
+    y = ((x[:, 0] > 0) & (x[:, 1] < 0.5) | (x[:, 2] > 1.2)).astype(float)
+    fitted = HistGradientBoostingClassifier(max_depth=2, max_iter=50, random_state=0).fit(x, y)
+    model = from_sklearn(fitted, ("a", "b", "c"))
+    rows = rng.normal(size=(60, 3))
+    rows[::7, 1] = np.nan
+    assert np.allclose(model.probabilities(rows), fitted.predict_proba(rows)[:, 1], atol=1e-9)
+    tree = TreeModel(model.features, model.baseline, model.trees, {"abstain": 0.3})
+    tree.save(tmp_path / "m.json", "answerable")
+    LogisticModel(("a",), (1.0,), 0.0, (0.0,), (1.0,)).save(tmp_path / "m.json", "paper")
+    again = load_model(tmp_path / "m.json", "answerable")
+    assert isinstance(again, TreeModel) and again.thresholds == {"abstain": 0.3}
+    assert np.allclose(again.probabilities(rows), model.probabilities(rows))
+    assert isinstance(load_model(tmp_path / "m.json", "paper"), LogisticModel)
+    with pytest.raises(ValueError, match="reads 3 features"):
+        model.probabilities(rows[:, :2])
+
+
+def test_the_answerable_row_holds_the_runner_up_and_the_most_probable_papers_signals() -> None:
+    from rag.answer.relevance import ANSWERABLE_FEATURES, answerable_row
+
+    question = np.arange(len(QUESTION_FEATURES), dtype=float)
+    papers = np.vstack([np.full(len(FEATURES), 1.0), np.full(len(FEATURES), 2.0), np.full(len(FEATURES), 3.0)])
+    row = answerable_row(question, papers, np.array([0.2, 0.7, 0.5]))
+    assert len(row) == len(ANSWERABLE_FEATURES)
+    assert row[ANSWERABLE_FEATURES.index("paper_second")] == 0.5
+    assert row[ANSWERABLE_FEATURES.index("top_cos_best")] == 2.0  # the most probable paper's, not the first's
+    assert list(row[: len(QUESTION_FEATURES)]) == list(question)
+    assert len(answerable_row(question, np.zeros((0, len(FEATURES))), np.zeros(0))) == len(ANSWERABLE_FEATURES)
+
+
+def test_a_question_without_a_subject_reads_as_less_specific(sample_app: App) -> None:
+    """The specificity features: a question with no subject of its own ("How well does it work?")
+    holds only common words, a named one a rare word; each word a question adds adds to its rarity."""
+    relevance = sample_app.pipeline.relevance
+    hits = sample_app.search("PersuasionBench persuasion benchmark", k=2).hits
+    vague = relevance.assess("How well does it work?", hits).question_features
+    named = relevance.assess("Which paper introduced PersuasionBench?", hits).question_features
+    longer = relevance.assess("Which paper introduced PersuasionBench for persuasion?", hits).question_features
+    rarest, rarity = QUESTION_FEATURES.index("q_rarest"), QUESTION_FEATURES.index("q_rarity")
+    assert vague[rarest] < named[rarest] == longer[rarest]
+    assert named[rarity] < longer[rarity]

@@ -23,7 +23,7 @@ import numpy as np
 
 from eval.fit_relevance import WRITTEN, abstention_table, auc, choose_abstain, fit, fitted_rows, stacked
 from eval.heldout import family
-from rag.answer import FEATURES, QUESTION_FEATURES, RELEVANCE_MODEL, LogisticModel
+from rag.answer import FEATURES, QUESTION_FEATURES, RELEVANCE_MODEL, LogisticModel, TreeModel, load_model
 
 AT = {name: i for i, name in enumerate(FEATURES)}
 
@@ -72,14 +72,14 @@ def evaluate(
     paper: LogisticModel,
     names: list[str],
     weight: float,
-    shipped: LogisticModel | None = None,
+    shipped: LogisticModel | TreeModel | None = None,
     label: str = "",
 ) -> str:
     """The answerable model refitted on `train` with `names` added (or `shipped` as it is), its
     threshold chosen for 3% false abstention over the validation rows of the fitted sources; the
     measured-only families are scored at that threshold and shown apart."""
     if shipped is not None:
-        scores = shipped.probabilities(stacked(validation, paper))
+        scores = shipped.probabilities(stacked(validation, paper, shipped.features))
     else:
         y = np.asarray([float(r["answerable"]) for r in train])
         w = np.asarray([weight if family(r["source"]) in WRITTEN else 1.0 for r in train])
@@ -125,7 +125,7 @@ def main() -> None:
     parser.add_argument("--only", action="append", default=[], help="candidates to try (default: all)")
     args = parser.parse_args()
     paper = LogisticModel.load(RELEVANCE_MODEL, "paper")
-    answerable = LogisticModel.load(RELEVANCE_MODEL, "answerable")
+    answerable = load_model(RELEVANCE_MODEL, "answerable")
     weight = args.human_weight or float(answerable.chosen_on["human_weight"])
     rows = fitted_rows(json.loads(args.features.read_text()), measured=True)
     chosen = {*args.train_on}

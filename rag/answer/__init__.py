@@ -24,11 +24,13 @@ if TYPE_CHECKING:
     from rag.answer.pipeline import AnswerPipeline, LLMAnswerer, Verifier
     from rag.answer.prompts import load
     from rag.answer.query import read
-    from rag.answer.relevance import FEATURES, QUESTION_FEATURES, RELEVANCE_MODEL, Relevance, idf
+    from rag.answer.relevance import ANSWERABLE_FEATURES, FEATURES, QUESTION_FEATURES, RELEVANCE_MODEL, Relevance, idf
     from rag.answer.route import ROUTER_MODEL, Intent, Router, route_features
     from rag.answer.sentences import SENTENCE_FEATURES, SENTENCE_MODEL, SentenceScorer
+    from rag.answer.trees import TreeModel, load_model
 
 _WHERE = {
+    "ANSWERABLE_FEATURES": "rag.answer.relevance",
     "AnswerPipeline": "rag.answer.pipeline",
     "CatalogueAnswerer": "rag.answer.catalogue",
     "ChatModel": "rag.answer.chatmodel",
@@ -50,6 +52,7 @@ _WHERE = {
     "SENTENCE_MODEL": "rag.answer.sentences",
     "SentenceScorer": "rag.answer.sentences",
     "SupportChecker": "rag.answer.cite",
+    "TreeModel": "rag.answer.trees",
     "Usage": "rag.answer.chatmodel",
     "Verifier": "rag.answer.pipeline",
     "bibtex_entry": "rag.answer.cite",
@@ -63,9 +66,11 @@ _WHERE = {
     "read": "rag.answer.query",
     "route_features": "rag.answer.route",
     "leading_sentences": "rag.answer.evidence",
+    "load_model": "rag.answer.trees",
     "source_sentences": "rag.answer.evidence",
 }
 __all__ = [
+    "ANSWERABLE_FEATURES",
     "AnswerPipeline",
     "CatalogueAnswerer",
     "ChatModel",
@@ -87,6 +92,7 @@ __all__ = [
     "SENTENCE_MODEL",
     "SentenceScorer",
     "SupportChecker",
+    "TreeModel",
     "Usage",
     "Verifier",
     "bibtex_entry",
@@ -100,6 +106,7 @@ __all__ = [
     "read",
     "route_features",
     "leading_sentences",
+    "load_model",
     "source_sentences",
 ]
 

@@ -1,10 +1,13 @@
-"""A standardised logistic regression as package data: the one learned-model shape the answer layer
-uses (paper relevance, answerability, sentence scoring). Weights are fitted by the scripts of
-`eval/` and saved as JSON beside the thresholds chosen on validation and the figures behind them."""
+"""A standardised logistic regression as package data: the learned-model shape of paper relevance,
+sentence scoring and the filtered question's decision (the answerable model may be trees:
+`rag.answer.trees`). Weights are fitted by the scripts of `eval/` and saved as JSON beside the
+thresholds chosen on validation and the figures behind them; `read_part` and `write_part` serve
+both shapes."""
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,8 +30,7 @@ class LogisticModel:
     @classmethod
     def load(cls, path: Path, part: str = "") -> LogisticModel:
         """The model saved in `path` (or its `part`, for a file that holds several)."""
-        data = json.loads(path.read_text(encoding="utf-8"))
-        data = data[part] if part else data
+        data = read_part(path, part)
         return cls(
             tuple(data["features"]),
             tuple(data["weights"]),
@@ -57,10 +59,7 @@ class LogisticModel:
             "thresholds": self.thresholds,
             "chosen_on": self.chosen_on,
         }
-        if part:
-            whole = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-            body = {**(whole if isinstance(whole, dict) and "features" not in whole else {}), part: body}
-        path.write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
+        write_part(path, part, body)
 
     def probabilities(self, rows: np.ndarray) -> np.ndarray:
         if not len(rows):
@@ -68,3 +67,22 @@ class LogisticModel:
         z = (rows - np.asarray(self.mean)) / np.asarray(self.scale)
         logits = self.bias + z @ np.asarray(self.weights)
         return 1.0 / (1.0 + np.exp(-logits))
+
+
+def read_part(path: Path, part: str = "") -> dict[str, Any]:
+    """The model saved in `path`, or its `part` for a file that holds several."""
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data[part] if part else data
+
+
+def write_part(path: Path, part: str, body: dict[str, Any]) -> None:
+    """Write a model to `path`, or into its `part` keeping the other parts. Lists of numbers go on
+    one line each (a tree model holds thousands)."""
+    if part:
+        whole = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        body = {**(whole if isinstance(whole, dict) and "features" not in whole else {}), part: body}
+    text = _NUMBER_LIST.sub(lambda m: "[" + re.sub(r"\s+", "", m.group(1)) + "]", json.dumps(body, indent=1))
+    path.write_text(text + "\n", encoding="utf-8")
+
+
+_NUMBER_LIST = re.compile(r"\[\s*([-+\d.eE,\s]+?)\s*\]")  # a list of numbers, written on one line

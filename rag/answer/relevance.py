@@ -13,7 +13,10 @@ retrieved papers, their margin to the next, and what the sources as a whole lack
 the question asks about that no source contains; the rarest question word none holds; a number
 asked for that no sentence close to the question states). `answerable` turns them into the
 probability that the sources answer the question: below `abstain`, the answer is "the collection
-does not say". A question that names a filter and a topic ("Which papers by Sergey Levine are about
+does not say". It reads its features by name from `answerable_row`, which also holds how specific
+the question is, the runner-up paper's probability and the most probable paper's own signals
+(`ANSWERABLE_FEATURES`): a model file whose answerable part holds gradient-boosted trees
+(`rag.answer.trees`, the candidate `eval.fit_relevance --shape trees` fits) reads those too. A question that names a filter and a topic ("Which papers by Sergey Levine are about
 diffusion?") is decided instead by a third, two-feature model (`filtered`) over the assessment of
 its topic among the filtered papers (`Relevance.filtered_confidence`).
 
@@ -37,6 +40,7 @@ from rag.answer.cues import ASKS, cues
 from rag.answer.evidence import Vectors, leading_sentences
 from rag.answer.logistic import LogisticModel
 from rag.answer.sentences import Tokens
+from rag.answer.trees import TreeModel
 from rag.text import COMMON_ACRONYMS, GENERIC_WORDS, STOPWORDS, contains_term, fold, names_in
 from rag.types import Hit, Paper
 
@@ -60,6 +64,13 @@ FEATURES = (
     "number_evidence",  # the question asks for a number: coverage of its best sentence that states one
     "address",  # one sentence both close to the question and holding its words: max of cosine x coverage
 )
+# How specific the question is, read by the trees candidate (eval.fit_relevance --shape trees); the
+# shipped logistic model leaves them out: they made it surer of specific off-topic claims
+# (docs/benchmarks.md, "Trees with question specificity", 2026-12-03).
+SPECIFICITY = (
+    "q_rarest",  # the rarity of its rarest word (units of the rarest possible)
+    "q_rarity",  # of all its words, summed: "How well does it work?" is low, a biomedical claim high
+)
 QUESTION_FEATURES = (
     "paper_best",  # the best paper probability
     "cos_best",  # the best sentence cosine over the papers
@@ -74,6 +85,12 @@ QUESTION_FEATURES = (
     "rare_absent",  # rarity of the rarest question word that no retrieved paper holds
     "key_absent",  # share of the question's key terms (names, capitalised words, numbers) no paper holds
     "asks_number",  # the question asks for a number
+    *SPECIFICITY,
+)
+ANSWERABLE_FEATURES = (
+    *QUESTION_FEATURES,
+    "paper_second",  # the second best paper probability: two candidates the model cannot part
+    *(f"top_{name}" for name in FEATURES),  # the signals of the most probable paper
 )
 RARE_SHARE = 0.002
 Frequencies = Callable[[Sequence[int]], tuple[list[int], int]]  # term ids -> (document frequencies, texts)
@@ -110,7 +127,7 @@ class Relevance:
         self,
         vectors: Vectors,
         paper: LogisticModel,
-        answerable: LogisticModel,
+        answerable: LogisticModel | TreeModel,
         tokens: Tokens,
         frequencies: Frequencies,
         abstain_threshold: float | None = None,
@@ -280,7 +297,8 @@ class Relevance:
             for hit, sentences, cos, row, p in zip(hits, texts, cosines, rows, probabilities)
         ]
         summary = self._question_features(facts, hits, rows, probabilities, held)
-        confidence = question_probability(self.answerable, summary) if len(hits) else 0.0
+        wide = answerable_row(summary, rows, probabilities)
+        confidence = question_probability(self.answerable, wide) if len(hits) else 0.0
         return Assessment(papers, q, summary, confidence)
 
     def _paper_features(
@@ -363,16 +381,30 @@ class Relevance:
                 if facts.keys
                 else 0.0,
                 facts.asks_number,
+                float(facts.weights.max(initial=0.0)) / facts.scale,
+                float(facts.weights.sum()) / facts.scale,
             ]
         )
 
 
-def question_probability(model: LogisticModel, summary: np.ndarray) -> float:
-    """A question model's probability over the features it was fitted on, read by name from the
-    question's `QUESTION_FEATURES`: the answerable model reads all of them, the filtered model two,
-    and a model saved before a feature was added still reads its own."""
-    at = [QUESTION_FEATURES.index(name) for name in model.features]
-    return float(model.probabilities(summary[at][None, :])[0])
+def question_probability(model: LogisticModel | TreeModel, row: np.ndarray) -> float:
+    """A question model's probability over the features it was fitted on, read by name from `row`,
+    the question's `QUESTION_FEATURES` or the whole `answerable_row` (which begins with them): the
+    answerable model reads the wide row, the filtered model two question features, and a model
+    saved before a feature was added still reads its own."""
+    at = [ANSWERABLE_FEATURES.index(name) for name in model.features]
+    return float(model.probabilities(row[at][None, :])[0])
+
+
+def answerable_row(question: np.ndarray, rows: np.ndarray, probabilities: np.ndarray) -> np.ndarray:
+    """What the answerable model may read (`ANSWERABLE_FEATURES`): the question's features, the second
+    best paper probability and the features of the most probable paper. Trees weigh them together:
+    a paper can be sure of its best sentence and still lack the question's rare word."""
+    if not len(rows):
+        return np.concatenate([question, np.zeros(1 + len(FEATURES))])
+    order = np.argsort(-np.asarray(probabilities), kind="stable")
+    second = float(probabilities[order[1]]) if len(order) > 1 else 0.0
+    return np.concatenate([question, [second], rows[order[0]]])
 
 
 _DIGIT = re.compile(r"\d")
