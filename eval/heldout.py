@@ -63,6 +63,11 @@ SOURCES = (
     # collection cannot say which paper it means, so it must abstain; phrasings split 29 / 10 / 9
     Source("conf-generic", "conf", HANDWRITTEN / "generic_alone.jsonl"),
     Source("sample-generic", "sample", HANDWRITTEN / "generic_alone.jsonl"),
+    # the same class built mechanically (eval/build_subjectless.py: an aspect and a phrase that names
+    # nothing, "What limitations does the proposed method have?"), 288 / 96 / 96 split by aspect, so
+    # that one question is about 1% of its figure; measured only
+    Source("conf-subjectless", "conf", HANDWRITTEN / "subjectless.jsonl", fitted=False),
+    Source("sample-subjectless", "sample", HANDWRITTEN / "subjectless.jsonl", fitted=False),
     # two topics joined ("Which papers combine GNNs with LLMs?"), gold the papers naming both
     # (eval/build_topic_pairs.py, built from the conf index): measured only, the models predate it
     Source("conf-topic-pairs", "conf", GENERATED / "conf_topic_pairs.jsonl", fitted=False),
