@@ -16,9 +16,10 @@ probability that the sources answer the question: below `abstain`, the answer is
 does not say". It reads its features by name from `answerable_row`, which also holds how specific
 the question is, the runner-up paper's probability and the most probable paper's own signals
 (`ANSWERABLE_FEATURES`): a model file whose answerable part holds gradient-boosted trees
-(`rag.answer.trees`, the candidate `eval.fit_relevance --shape trees` fits) reads those too. A question that names a filter and a topic ("Which papers by Sergey Levine are about
-diffusion?") is decided instead by a third, two-feature model (`filtered`) over the assessment of
-its topic among the filtered papers (`Relevance.filtered_confidence`).
+(`rag.answer.trees`, the candidate `eval.fit_relevance --shape trees` fits) reads those too.
+A question that names a filter and a topic ("Which papers by Sergey Levine are about diffusion?")
+is decided instead by a third, two-feature model (`filtered`) over the assessment of its topic
+among the filtered papers (`Relevance.filtered_confidence`).
 
 Both are fitted on the train split of the held-out sets, their thresholds chosen on the validation
 split (`python -m eval.fit_relevance`, which rewrites `rag/models/relevance.json` and records the
