@@ -47,8 +47,8 @@ from typing import Any
 import numpy as np
 
 from eval.heldout import cached_rows, family, split_items
-from rag.answer import ANSWERABLE_FEATURES, FEATURES, QUESTION_FEATURES, RELEVANCE_MODEL, LogisticModel, TreeModel
-from rag.answer.relevance import SPECIFICITY, answerable_row, kept_papers
+from rag.answer import ANSWERABLE_FEATURES, FEATURES, RELEVANCE_MODEL, LogisticModel, TreeModel
+from rag.answer.relevance import LOGISTIC_FEATURES, answerable_row, kept_papers
 from rag.answer.trees import from_sklearn
 
 K = 5  # the papers an answer reads (RAG_K)
@@ -133,7 +133,7 @@ def fitted_rows(rows: list[dict], measured: bool = False) -> list[dict]:
     ]
 
 
-def stacked(rows: list[dict], paper: LogisticModel, features: tuple[str, ...] = QUESTION_FEATURES) -> np.ndarray:
+def stacked(rows: list[dict], paper: LogisticModel, features: tuple[str, ...] = LOGISTIC_FEATURES) -> np.ndarray:
     """The question rows (`answerable_row`, read down to `features`), the question's first feature
     the paper model's best probability."""
     at = [ANSWERABLE_FEATURES.index(name) for name in features]
@@ -358,7 +358,7 @@ def main() -> None:
         "--shape",
         choices=("logistic", "trees"),
         default="logistic",
-        help="the answerable model: a logistic regression over QUESTION_FEATURES (shipped), or trees over "
+        help="the answerable model: a logistic regression over LOGISTIC_FEATURES (shipped), or trees over "
         "ANSWERABLE_FEATURES (the candidate of docs/benchmarks.md, 2026-12-04 session 15)",
     )
     parser.add_argument(
@@ -387,8 +387,7 @@ def main() -> None:
     # reported beside the others (unanswerable ones do not move the threshold, set on answerable ones)
     train += [r for r in measured if r["split"] == "train"]
     validation += [r for r in measured if r["split"] == "validation"]
-    logistic = tuple(f for f in QUESTION_FEATURES if f not in SPECIFICITY)  # the shipped model's
-    names = ANSWERABLE_FEATURES if args.shape == "trees" else logistic
+    names = ANSWERABLE_FEATURES if args.shape == "trees" else LOGISTIC_FEATURES
     x, v = stacked(train, paper, names), stacked(validation, paper, names)
     y = np.asarray([float(r["answerable"]) for r in train])
     weights = question_weights(train, args.human_weight, args.generic_weight, extra)

@@ -23,7 +23,8 @@ import numpy as np
 
 from eval.fit_relevance import WRITTEN, abstention_table, auc, choose_abstain, fit, fitted_rows, stacked
 from eval.heldout import family
-from rag.answer import FEATURES, QUESTION_FEATURES, RELEVANCE_MODEL, LogisticModel, TreeModel, load_model
+from rag.answer import FEATURES, RELEVANCE_MODEL, LogisticModel, TreeModel, load_model
+from rag.answer.relevance import LOGISTIC_FEATURES
 
 AT = {name: i for i, name in enumerate(FEATURES)}
 
@@ -83,7 +84,7 @@ def evaluate(
     else:
         y = np.asarray([float(r["answerable"]) for r in train])
         w = np.asarray([weight if family(r["source"]) in WRITTEN else 1.0 for r in train])
-        model = fit(matrix(train, paper, names), y, 1.0, weights=w, features=(*QUESTION_FEATURES, *names))
+        model = fit(matrix(train, paper, names), y, 1.0, weights=w, features=(*LOGISTIC_FEATURES, *names))
         scores = model.probabilities(matrix(validation, paper, names))
     chosen = [(r, s) for r, s in zip(validation, scores) if r.get("fitted", True)]
     rows, values = [r for r, _ in chosen], np.asarray([s for _, s in chosen])

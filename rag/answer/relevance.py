@@ -88,6 +88,8 @@ QUESTION_FEATURES = (
     "asks_number",  # the question asks for a number
     *SPECIFICITY,
 )
+# what a logistic answerable model reads (the shipped one, and `eval.fit_relevance --shape logistic`)
+LOGISTIC_FEATURES = tuple(name for name in QUESTION_FEATURES if name not in SPECIFICITY)
 ANSWERABLE_FEATURES = (
     *QUESTION_FEATURES,
     "paper_second",  # the second best paper probability: two candidates the model cannot part
