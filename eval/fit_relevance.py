@@ -1,13 +1,16 @@
 """Refit the relevance models: `python -m eval.fit_relevance --home NAME=DIR ... [--features FILE]`.
 
-1. For every held-out item without history in the train and validation splits that the router
-   sends to the abstracts (not to the catalogue), search (the answer's k papers) and compute
+1. For every held-out item in the train and validation splits that the router sends to the
+   abstracts (not to the catalogue), search (the answer's k papers) and compute
    each paper's features (`rag.answer.relevance.FEATURES`) and the question's (`QUESTION_FEATURES`).
    A paper is positive when it is one of the item's gold papers; every paper of an unanswerable
    item is negative (the gold-removed twins give those for free); a question is positive when
    it is answerable. Cached in `--features`, so refits take seconds. The measured-only sources
    are computed too, marked `fitted: false`, for `eval.bench.answerable_features --train-on`; the
-   fit leaves them out (`fitted_rows`).
+   fit leaves them out (`fitted_rows`). An item with history (a conversation's second turn) is
+   collected as the chat reads it when it reads it as a follow-up (`ChatSession.readings`): searched
+   with the condensed query, assessed on the question and that query together, as the pipeline
+   does; measured-only, as `<source>-followed`.
 2. Fit the paper model (standardised logistic regression, Newton's method, L2) on the train rows
    (`--answerable-only` keeps the saved one), then the answerable model on the train questions, its
    first feature being the paper model's best probability. The writers' questions (users' words)
@@ -48,15 +51,20 @@ import numpy as np
 
 from eval.heldout import cached_rows, family, split_items
 from rag.answer import ANSWERABLE_FEATURES, FEATURES, RELEVANCE_MODEL, LogisticModel, TreeModel
+from rag.answer.logistic import drop_part, read_part
 from rag.answer.relevance import LOGISTIC_FEATURES, answerable_row, kept_papers
 from rag.answer.trees import from_sklearn
 
 K = 5  # the papers an answer reads (RAG_K)
+# A conversation's follow-up is collected in the reading the chat scores for it (the question, then
+# the question condensed with the previous turn's subject), under its source's name with this suffix,
+# measured-only: `--train-on conf-conversations-followed` joins it to the answerable model's fit.
+FOLLOWED = "-followed"
 
 
 def collect(index: str, home: Path, splits: set[str]) -> list[dict]:
     os.environ["RAG_HOME"] = str(home)
-    from rag.answer import read
+    from rag.answer import Usage, read
     from rag.app import App
     from rag.settings import Settings
 
@@ -66,15 +74,24 @@ def collect(index: str, home: Path, splits: set[str]) -> list[dict]:
     out = []
     done: dict[str, int] = {}
     for source, item, _, split in split_items(index, loaded.catalog, measured=True):
-        if item.history or split not in splits:
+        if split not in splits:
             continue
-        hits = app.retriever.search(item.question, K).hits
-        assessment = relevance.assess(item.question, hits)
+        name, fitted, asked, query = source.name, source.fitted, item.question, item.question
+        if item.history:  # the follow-up reading the chat scores, if it reads the item as one
+            session = app.chat()
+            for earlier in item.history:
+                session.ask(earlier)
+            if not any(session.readings(item.question, read(item.question, loaded.catalog))):
+                continue
+            query = session.condense(item.question, Usage())
+            name, fitted, asked = f"{source.name}{FOLLOWED}", False, f"{item.question} {query}"
+        hits = app.retriever.search(query, K).hits
+        assessment = relevance.assess(asked, hits)
         route = app.pipeline.router.intent(read(item.question, loaded.catalog).placeholders()).value
         gold = set(item.gold_ids) if item.answerable else set()
         out.append(
             {
-                "source": source.name,
+                "source": name,
                 "id": item.id,
                 "kind": item.kind,
                 "split": split,
@@ -85,7 +102,7 @@ def collect(index: str, home: Path, splits: set[str]) -> list[dict]:
                 "features": [p.features.tolist() for p in assessment.papers],
                 "question": assessment.question_features.tolist(),
                 "route": route,
-                "fitted": source.fitted,
+                "fitted": fitted,
             }
         )
         done[source.name] = n = done.get(source.name, 0) + 1
@@ -306,6 +323,17 @@ def carried_floor(path: Path) -> dict[str, float]:
     return {k: v for k, v in thresholds.items() if k in ("part_floor", "part_relative")}
 
 
+def carried_later(path: Path) -> LogisticModel | None:
+    """For trees: the logistic model that decides a conversation's later turns, which the trees
+    never saw (`Relevance.deciding`), carried over from `path`: its `later_turns` part, else its
+    logistic answerable part (the shipped model the trees replace for questions asked first)."""
+    if not path.exists():
+        return None
+    return LogisticModel.load_part(path, "later_turns") or (
+        None if "trees" in read_part(path, "answerable") else LogisticModel.load(path, "answerable")
+    )
+
+
 def fit_paper(
     train: list[dict], validation: list[dict], l2: float, list_precision: float, carried: dict[str, float]
 ) -> LogisticModel:
@@ -333,6 +361,73 @@ def fit_paper(
             "keep_share": share_figures,
         },
     )
+
+
+def fit_answerable(
+    shape: str,
+    train: list[dict],
+    validation: list[dict],
+    measured: list[dict],
+    paper: LogisticModel,
+    human_weight: float,
+    generic_weight: float,
+    extra: dict[str, float],
+    args: argparse.Namespace,
+) -> tuple[LogisticModel | TreeModel, dict[float, dict]]:
+    """The answerable model of `shape` on the train questions (plus the train rows of the families
+    `extra` joins), its threshold chosen on validation for `--max-false` false abstention, with the
+    validation figures per family at and near it."""
+    # the families joined by --train-on teach the answerable model only; their validation rows are
+    # reported beside the others (unanswerable ones do not move the threshold, set on answerable ones)
+    train = train + [r for r in measured if r["split"] == "train"]
+    validation = validation + [r for r in measured if r["split"] == "validation"]
+    names = ANSWERABLE_FEATURES if shape == "trees" else LOGISTIC_FEATURES
+    x, v = stacked(train, paper, names), stacked(validation, paper, names)
+    y = np.asarray([float(r["answerable"]) for r in train])
+    weights = question_weights(train, human_weight, generic_weight, extra)
+    model: LogisticModel | TreeModel = (
+        fit_trees(x, y, weights, names) if shape == "trees" else fit(x, y, args.l2, weights=weights, features=names)
+    )
+    scores = model.probabilities(v)
+    abstain = choose_abstain(validation, scores, args.max_false)
+    positive = [float(s) for r, s in zip(validation, scores) if r["answerable"]]
+    negative = [float(s) for r, s in zip(validation, scores) if not r["answerable"]]
+    written = [r["answerable"] for r in validation if family(r["source"]) in WRITTEN]
+    writers = [float(s) for r, s in zip(validation, scores) if family(r["source"]) in WRITTEN]
+    nearby = sorted({round(abstain + d, 3) for d in (-0.1, -0.05, 0.0, 0.05, 0.1, 0.2) if 0 <= abstain + d <= 1})
+    table = abstention_table(validation, scores, nearby)
+    chosen_on = {
+        "train_questions": len(train),
+        "validation_questions": len(validation),
+        "auc_validation": round(auc(positive, negative), 4),
+        "auc_validation_writers": round(
+            auc([s for s, a in zip(writers, written) if a], [s for s, a in zip(writers, written) if not a]), 4
+        ),
+        "max_false_abstention": args.max_false,
+        "human_weight": human_weight,
+        "generic_weight": generic_weight,
+        "train_on": extra,
+        "at_threshold": table.get(round(abstain, 3), {}),
+    }
+    if isinstance(model, TreeModel):
+        answerable: LogisticModel | TreeModel = TreeModel(
+            model.features,
+            model.baseline,
+            model.trees,
+            {"abstain": round(abstain, 4)},
+            {"trees (depth, count, learning rate)": list(TREES), **chosen_on},
+        )
+    else:
+        answerable = LogisticModel(
+            model.features,
+            model.weights,
+            model.bias,
+            model.mean,
+            model.scale,
+            {"abstain": round(abstain, 4)},
+            chosen_on,
+        )
+    return answerable, table
 
 
 def main() -> None:
@@ -383,67 +478,24 @@ def main() -> None:
         paper = LogisticModel.load(args.out, "paper")
     else:
         paper = fit_paper(train, validation, args.l2, args.list_precision, carried_floor(args.out))
-    # the families joined by --train-on teach the answerable model only; their validation rows are
-    # reported beside the others (unanswerable ones do not move the threshold, set on answerable ones)
-    train += [r for r in measured if r["split"] == "train"]
-    validation += [r for r in measured if r["split"] == "validation"]
-    names = ANSWERABLE_FEATURES if args.shape == "trees" else LOGISTIC_FEATURES
-    x, v = stacked(train, paper, names), stacked(validation, paper, names)
-    y = np.asarray([float(r["answerable"]) for r in train])
-    weights = question_weights(train, args.human_weight, args.generic_weight, extra)
-    model: LogisticModel | TreeModel = (
-        fit_trees(x, y, weights, names)
-        if args.shape == "trees"
-        else fit(x, y, args.l2, weights=weights, features=names)
+    answerable, table = fit_answerable(
+        args.shape, train, validation, measured, paper, args.human_weight, args.generic_weight, extra, args
     )
-    scores = model.probabilities(v)
-    abstain = choose_abstain(validation, scores, args.max_false)
-    positive = [float(s) for r, s in zip(validation, scores) if r["answerable"]]
-    negative = [float(s) for r, s in zip(validation, scores) if not r["answerable"]]
-    written = [r["answerable"] for r in validation if family(r["source"]) in WRITTEN]
-    writers = [float(s) for r, s in zip(validation, scores) if family(r["source"]) in WRITTEN]
-    nearby = sorted({round(abstain + d, 3) for d in (-0.1, -0.05, 0.0, 0.05, 0.1, 0.2) if 0 <= abstain + d <= 1})
-    table = abstention_table(validation, scores, nearby)
-    chosen_on = {
-        "train_questions": len(train),
-        "validation_questions": len(validation),
-        "auc_validation": round(auc(positive, negative), 4),
-        "auc_validation_writers": round(
-            auc([s for s, a in zip(writers, written) if a], [s for s, a in zip(writers, written) if not a]), 4
-        ),
-        "max_false_abstention": args.max_false,
-        "human_weight": args.human_weight,
-        "generic_weight": args.generic_weight,
-        "train_on": extra,
-        "at_threshold": table.get(round(abstain, 3), {}),
-    }
-    if isinstance(model, TreeModel):
-        answerable: LogisticModel | TreeModel = TreeModel(
-            model.features,
-            model.baseline,
-            model.trees,
-            {"abstain": round(abstain, 4)},
-            {"trees (depth, count, learning rate)": list(TREES), **chosen_on},
-        )
-    else:
-        answerable = LogisticModel(
-            model.features,
-            model.weights,
-            model.bias,
-            model.mean,
-            model.scale,
-            {"abstain": round(abstain, 4)},
-            chosen_on,
-        )
+    later = carried_later(args.out) if args.shape == "trees" else None
     if not args.answerable_only:
         paper.save(args.out, "paper")
     answerable.save(args.out, "answerable")
+    drop_part(args.out, "later_turns")
+    if later is not None:
+        later.save(args.out, "later_turns")
     print(json.dumps({"paper_weights": dict(zip(FEATURES, [round(w, 3) for w in paper.weights]))}, indent=None))
     if isinstance(answerable, LogisticModel):
         weights_by_name = dict(zip(answerable.features, [round(w, 3) for w in answerable.weights]))
         print(json.dumps({"answerable_weights": weights_by_name}))
     print(json.dumps({"paper_thresholds": paper.thresholds, **paper.chosen_on}))
-    print(json.dumps({"abstain": abstain, **{k: v for k, v in chosen_on.items() if k != "at_threshold"}}))
+    print(
+        json.dumps({**answerable.thresholds, **{k: v for k, v in answerable.chosen_on.items() if k != "at_threshold"}})
+    )
     for t, figures in table.items():
         print(t, json.dumps(figures))
 

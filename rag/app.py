@@ -32,6 +32,7 @@ from rag.answer import (
     Verifier,
     leading_sentences,
     load_model,
+    load_model_part,
     matching,
 )
 from rag.embed import Embedder, EmbedPool, HashEmbedder, LocalEmbedder
@@ -178,6 +179,7 @@ class App:
             s.abstain_threshold,
             s.abstain_on_unknown_names,
             LogisticModel.load_part(RELEVANCE_MODEL, "filtered"),
+            load_model_part(RELEVANCE_MODEL, "later_turns"),
         )
         return AnswerPipeline(
             self.retriever,

@@ -437,3 +437,31 @@ def test_a_question_without_a_subject_reads_as_less_specific(sample_app: App) ->
     rarest, rarity = QUESTION_FEATURES.index("q_rarest"), QUESTION_FEATURES.index("q_rarity")
     assert vague[rarest] < named[rarest] == longer[rarest]
     assert named[rarity] < longer[rarity]
+
+
+def test_a_conversations_later_turns_are_decided_by_the_later_model_when_the_file_holds_one(
+    sample_app: App, tmp_path: Path
+) -> None:
+    """A model file may hold a `later_turns` part, which decides every turn of a chat after its first
+    (the answerable trees were fitted on questions asked first); a single question and a chat's
+    first turn keep the answerable model; a model file without the part decides all by one model."""
+    from rag.answer import load_model_part
+
+    relevance = sample_app.pipeline.relevance
+    assert relevance.deciding(True) is relevance.answerable or relevance.later is not None
+    never = LogisticModel(("paper_best",), (0.0,), -12.0, (0.0,), (1.0,), {"abstain": 0.5})
+    saved = relevance.later
+    try:
+        relevance.later = never
+        session = sample_app.chat()
+        first = session.ask("Which paper introduced PersuasionBench?")
+        second = session.ask("Which papers use sparse autoencoders?")
+        assert not first.abstained and first.confidence is not None and first.confidence > 0.5
+        assert second.abstained and second.confidence is not None and second.confidence < 1e-4
+        assert not sample_app.pipeline.answer("Which papers use sparse autoencoders?").abstained
+    finally:
+        relevance.later = saved
+    never.save(tmp_path / "m.json", "paper")
+    assert load_model_part(tmp_path / "m.json", "later_turns") is None
+    never.save(tmp_path / "m.json", "later_turns")
+    assert load_model_part(tmp_path / "m.json", "later_turns") == never

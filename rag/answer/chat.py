@@ -100,19 +100,7 @@ class ChatSession:
     def _ask(self, question: str, filters: Filters, k: int | None, on_token: OnToken | None) -> Answer:
         usage = Usage()
         q = self.pipeline.read(question)
-        history = bool(self.turns and self.max_turns)
-        follows = history and q.refers_back
-        # Offline, a question that does not point back but brings little the conversation's papers
-        # lack (`FOLLOW_UP_UNHELD`) is answered both as asked and as a follow-up ("what domains does
-        # that benchmark cover?": a definite or elided subject no cue names), and the follow-up
-        # reading is kept when it answers with more confidence. Both drafts are held back so that
-        # one answer is shown.
-        both_readings = (
-            history
-            and not follows
-            and self.pipeline.llm is None
-            and self.pipeline.relevance.unheld(question, subject_papers(self.turns[-1].answer)) <= FOLLOW_UP_UNHELD
-        )
+        follows, both_readings = self.readings(question, q)
         shown: list[str] = []
         answer = self._answer(question, q, filters, k, shown.append if both_readings else on_token, usage, follows)
         if both_readings:
@@ -129,6 +117,23 @@ class ChatSession:
         self.turns.append(Turn(question, answer))
         return answer
 
+    def readings(self, question: str, q: Query) -> tuple[bool, bool]:
+        """How the question is read: as a follow-up alone (it refers back), or (offline) both as
+        asked and as a follow-up: a question that does not point back but brings little the
+        conversation's papers lack (`FOLLOW_UP_UNHELD`), such as "what domains does that benchmark
+        cover?" (a definite or elided subject no cue names); the follow-up reading is kept when it
+        answers with more confidence. `eval.fit_relevance` collects the follow-up reading through
+        this too, so the answerable model is fitted on what the chat scores."""
+        history = bool(self.turns and self.max_turns)
+        follows = history and q.refers_back
+        both = (
+            history
+            and not follows
+            and self.pipeline.llm is None
+            and self.pipeline.relevance.unheld(question, subject_papers(self.turns[-1].answer)) <= FOLLOW_UP_UNHELD
+        )
+        return follows, both
+
     def _answer(
         self,
         question: str,
@@ -143,7 +148,14 @@ class ChatSession:
         query = self.condense(question, usage) if follows else question
         context = subject_papers(self.turns[-1].answer) if follows else []
         return self.pipeline.answer(
-            question, query=query, filters=filters, k=k, on_token=on_token, context=context, q=q
+            question,
+            query=query,
+            filters=filters,
+            k=k,
+            on_token=on_token,
+            context=context,
+            q=q,
+            later_turn=bool(self.turns and self.max_turns),
         )
 
     def reset(self) -> None:

@@ -81,6 +81,18 @@ def write_part(path: Path, part: str, body: dict[str, Any]) -> None:
     if part:
         whole = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
         body = {**(whole if isinstance(whole, dict) and "features" not in whole else {}), part: body}
+    _write(path, body)
+
+
+def drop_part(path: Path, part: str) -> None:
+    """Remove `part` from a file of several models (a refit in a shape that has no such part)."""
+    whole = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    if part in whole:
+        del whole[part]
+        _write(path, whole)
+
+
+def _write(path: Path, body: dict[str, Any]) -> None:
     text = _NUMBER_LIST.sub(lambda m: "[" + re.sub(r"\s+", "", m.group(1)) + "]", json.dumps(body, indent=1))
     path.write_text(text + "\n", encoding="utf-8")
 

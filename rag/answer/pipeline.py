@@ -338,12 +338,14 @@ class AnswerPipeline:
         on_token: OnToken | None = None,
         context: Sequence[Paper] = (),
         q: Query | None = None,
+        later_turn: bool = False,
     ) -> Answer:
         """Answer `question`. `query` is what retrieval sees (a condensed follow-up); `context` the
         papers the conversation was last about (for "Who are its authors?"); `q` the question
-        already read (the chat session reads it once)."""
+        already read (the chat session reads it once); `later_turn` a conversation's turn after
+        its first, decided by the relevance model's `later` part (`Relevance.deciding`)."""
         with self.scope():
-            return self._answer(question, query, filters, k, on_token, context, q)
+            return self._answer(question, query, filters, k, on_token, context, q, later_turn)
 
     def _answer(
         self,
@@ -354,6 +356,7 @@ class AnswerPipeline:
         on_token: OnToken | None,
         context: Sequence[Paper],
         q: Query | None,
+        later_turn: bool = False,
     ) -> Answer:
         question = self.validate(question)
         query = query or question
@@ -407,8 +410,8 @@ class AnswerPipeline:
                 confidence = self.relevance.filtered_confidence(topical)
             else:
                 asked = question if query == question else f"{question} {query}"
-                decides = self.relevance.assess(asked, hits, held=q.applied_words(filters))
-                floor, confidence = self.relevance.abstain_below, decides.confidence
+                decides = self.relevance.assess(asked, hits, held=q.applied_words(filters), later_turn=later_turn)
+                floor, confidence = self.relevance.floor(later_turn), decides.confidence
             result.confidence = round(confidence, 4)
             if confidence < floor:
                 reason = f"no retrieved paper is likely to answer (best {confidence:.2f})"

@@ -136,11 +136,13 @@ class Relevance:
         abstain_threshold: float | None = None,
         unknown_names: bool = True,
         filtered: LogisticModel | None = None,
+        later: LogisticModel | TreeModel | None = None,
     ) -> None:
         self.vectors = vectors
         self.paper = paper
         self.answerable = answerable
         self.filtered = filtered
+        self.later = later
         self.tokens = tokens
         self.frequencies = frequencies
         self.abstain_threshold = abstain_threshold
@@ -148,9 +150,23 @@ class Relevance:
 
     @property
     def abstain_below(self) -> float:
+        return self.floor()
+
+    def deciding(self, later_turn: bool = False) -> LogisticModel | TreeModel:
+        """The model that decides a question: the answerable model, or for a conversation's later
+        turn the `later` model when the file holds one. The trees were fitted on questions asked
+        first (a conversation's turn is a question with its history, read with the previous
+        turn's subject); where they saw no data they extrapolate flat, and a subject-less follow-up
+        read with its paper ("How large was the improvement? (PLNL ...)") fell under their
+        threshold, where the logistic model, monotone in the paper's probability, answers it."""
+        return self.later if later_turn and self.later is not None else self.answerable
+
+    def floor(self, later_turn: bool = False) -> float:
+        """The threshold under which the deciding model's confidence abstains (a user's own applies
+        to every model)."""
         if self.abstain_threshold is not None:
             return self.abstain_threshold
-        return self.answerable.thresholds.get("abstain", 0.5)
+        return self.deciding(later_turn).thresholds.get("abstain", 0.5)
 
     @property
     def abstain_filtered_below(self) -> float:
@@ -270,10 +286,11 @@ class Relevance:
         held = set(self.tokens("\n".join(f"{p.title}\n{p.label}\n{p.abstract}" for p in papers)))
         return float(sum(w for t, w in zip(facts.terms, facts.weights) if t not in held)) / facts.scale
 
-    def assess(self, question: str, hits: Sequence[Hit], held: str = "") -> Assessment:
+    def assess(self, question: str, hits: Sequence[Hit], held: str = "", later_turn: bool = False) -> Assessment:
         """Both models over the hits. `held`: words every hit holds whatever its title and abstract
         say, the words of the filters the search applied ("Sergey Levine" for his papers); they
         count as held by each paper, as the keyword index that applied the filter reads them.
+        `later_turn`: a conversation's later turn, decided by `deciding(True)`.
 
         A paper's `rank` is its place in the fusion's order, the signal the models were fitted on:
         the search reorders its first papers by their best sentence (rag.search.rerank), which the
@@ -301,7 +318,7 @@ class Relevance:
         ]
         summary = self._question_features(facts, hits, rows, probabilities, held)
         wide = answerable_row(summary, rows, probabilities)
-        confidence = question_probability(self.answerable, wide) if len(hits) else 0.0
+        confidence = question_probability(self.deciding(later_turn), wide) if len(hits) else 0.0
         return Assessment(papers, q, summary, confidence)
 
     def _paper_features(

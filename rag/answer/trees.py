@@ -7,6 +7,7 @@ boosting, a fitting-time dependency only) and evaluated here with numpy alone.""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -159,3 +160,8 @@ def load_model(path: Path, part: str) -> LogisticModel | TreeModel:
     """The question model saved as `part` of `path`, in the shape it was saved in: trees when the
     part holds trees, else a logistic regression (a file refitted by an older script still loads)."""
     return TreeModel.load(path, part) if "trees" in read_part(path, part) else LogisticModel.load(path, part)
+
+
+def load_model_part(path: Path, part: str) -> LogisticModel | TreeModel | None:
+    """`load_model`, or None when the file holds no such part (a model fitted only in some shapes)."""
+    return load_model(path, part) if part in json.loads(path.read_text(encoding="utf-8")) else None
