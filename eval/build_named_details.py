@@ -47,6 +47,21 @@ def coined_name(title: str) -> str | None:
     return head if head in names_in(head) else None
 
 
+def named_papers(papers: list[tuple[str, list[str], str]]) -> list[tuple[str, str, str]]:
+    """(id, coined name, text) of the papers with an abstract whose title opens with a coined name
+    that no other title or abstract holds: a question naming it names one paper."""
+    texts = [text for _, _, text in papers]
+    out = []
+    for pid, _, text in papers:
+        name = coined_name(text.split("\n", 1)[0])
+        if name is None or "\n" not in text or not text.split("\n", 1)[1].strip():
+            continue  # no coined name, or a title-only paper: nothing to ask of its abstract
+        word = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
+        if sum(1 for t in texts if word.search(t)) == 1:  # else another paper names it too
+            out.append((pid, name, text))
+    return out
+
+
 def build(papers: list[tuple[str, list[str], str]], n: int) -> tuple[list[dict], list[dict]]:
     """The answerable (named paper, topic it names) questions and their twins (a topic it does not)."""
     texts = [text for _, _, text in papers]
@@ -56,13 +71,7 @@ def build(papers: list[tuple[str, list[str], str]], n: int) -> tuple[list[dict],
         if sum(1 for t in texts if re.search(pattern, t, re.I)) >= MIN_TOPIC_PAPERS
     ]
     named = []
-    for pid, _, text in papers:
-        name = coined_name(text.split("\n", 1)[0])
-        if name is None or "\n" not in text or not text.split("\n", 1)[1].strip():
-            continue  # no coined name, or a title-only paper: nothing to ask of its abstract
-        word = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
-        if sum(1 for t in texts if word.search(t)) != 1:
-            continue  # another paper names it too: the question would not name one paper
+    for pid, name, text in named_papers(papers):
         held = [t for t in TOPICS if re.search(t[2], text, re.I)]
         lacked = [t for t in common if not re.search(t[2], text, re.I)]
         if held and lacked:

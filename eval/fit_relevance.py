@@ -323,13 +323,14 @@ def carried_floor(path: Path) -> dict[str, float]:
     return {k: v for k, v in thresholds.items() if k in ("part_floor", "part_relative")}
 
 
-def carried_later(path: Path) -> LogisticModel | None:
-    """For trees: the logistic model that decides a conversation's later turns, which the trees
-    never saw (`Relevance.deciding`), carried over from `path`: its `later_turns` part, else its
-    logistic answerable part (the shipped model the trees replace for questions asked first)."""
+def carried_fallback(path: Path) -> LogisticModel | None:
+    """For trees: the logistic model that decides what the trees were not fitted on (a
+    conversation's later turns, another embedder's cosines: `rag.answer.trees.question_models`),
+    carried over from `path`: its `fallback` part, else its logistic answerable part (the shipped
+    model the trees replace for questions asked first)."""
     if not path.exists():
         return None
-    return LogisticModel.load_part(path, "later_turns") or (
+    return LogisticModel.load_part(path, "fallback") or (
         None if "trees" in read_part(path, "answerable") else LogisticModel.load(path, "answerable")
     )
 
@@ -481,13 +482,13 @@ def main() -> None:
     answerable, table = fit_answerable(
         args.shape, train, validation, measured, paper, args.human_weight, args.generic_weight, extra, args
     )
-    later = carried_later(args.out) if args.shape == "trees" else None
+    fallback = carried_fallback(args.out) if args.shape == "trees" else None
     if not args.answerable_only:
         paper.save(args.out, "paper")
     answerable.save(args.out, "answerable")
-    drop_part(args.out, "later_turns")
-    if later is not None:
-        later.save(args.out, "later_turns")
+    drop_part(args.out, "fallback")
+    if fallback is not None:
+        fallback.save(args.out, "fallback")
     print(json.dumps({"paper_weights": dict(zip(FEATURES, [round(w, 3) for w in paper.weights]))}, indent=None))
     if isinstance(answerable, LogisticModel):
         weights_by_name = dict(zip(answerable.features, [round(w, 3) for w in answerable.weights]))

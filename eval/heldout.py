@@ -84,6 +84,9 @@ SOURCES = (
     # use reward models?"): the writers' first sort of near miss, built mechanically; measured only
     Source("conf-named-detail", "conf", GENERATED / "conf_named_details.jsonl", fitted=False),
     Source("conf-named-absent", "conf", GENERATED / "conf_named_absent.jsonl", fitted=False),
+    # a question whose only subject is a paper's coined name ("What does ZETA propose?", gold that
+    # paper; eval/build_named_subject.py); measured only
+    Source("conf-named-subject", "conf", GENERATED / "conf_named_subject.jsonl", fitted=False),
     Source("scifact", "scifact", GENERATED / "scifact.jsonl"),
     Source("scifact-removed", "scifact-removed", GENERATED / "scifact_removed.jsonl"),
     Source("sample-dev", "sample", HANDWRITTEN / "dev.jsonl", "train"),

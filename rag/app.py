@@ -31,9 +31,8 @@ from rag.answer import (
     SupportChecker,
     Verifier,
     leading_sentences,
-    load_model,
-    load_model_part,
     matching,
+    question_models,
 )
 from rag.embed import Embedder, EmbedPool, HashEmbedder, LocalEmbedder
 from rag.errors import NothingReadError, SettingsError
@@ -170,16 +169,17 @@ class App:
         llm = LLMAnswerer(model, s.context_tokens, PaperTools(self)) if model else None
         verifier = Verifier(model) if model and s.llm_verify else None
         checker = self.checker
+        answerable, fallback = question_models(RELEVANCE_MODEL, s.embedder)
         relevance = Relevance(
             checker.vectors,
             LogisticModel.load(RELEVANCE_MODEL, "paper"),
-            load_model(RELEVANCE_MODEL, "answerable"),
+            answerable,
             TOKENIZE,
             lambda terms: self.index.load().keyword.frequencies(terms),
             s.abstain_threshold,
             s.abstain_on_unknown_names,
             LogisticModel.load_part(RELEVANCE_MODEL, "filtered"),
-            load_model_part(RELEVANCE_MODEL, "later_turns"),
+            fallback,
         )
         return AnswerPipeline(
             self.retriever,

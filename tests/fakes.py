@@ -25,7 +25,7 @@ from rag.answer.relevance import Relevance
 from rag.answer.route import Router
 from rag.answer.sentences import SENTENCE_MODEL as SENTENCES
 from rag.answer.sentences import SentenceScorer
-from rag.answer.trees import load_model, load_model_part
+from rag.answer.trees import question_models
 from rag.embed import HashEmbedder
 from rag.search.retrieve import SearchResult
 from rag.store.catalog import Catalog
@@ -153,12 +153,11 @@ def pipeline(
     relevance = Relevance(
         checker.vectors,
         LogisticModel.load(RELEVANCE, "paper"),
-        load_model(RELEVANCE, "answerable"),
+        question_models(RELEVANCE, "hash")[0],  # the hashing embedder: never the trees
         TOKENIZE,
         frequencies(papers),
         abstain_threshold,
         filtered=LogisticModel.load_part(RELEVANCE, "filtered"),
-        later=load_model_part(RELEVANCE, "later_turns"),
     )
     pipe = AnswerPipeline(
         retriever,  # type: ignore[arg-type]  # the Retriever's search, over a fixed list

@@ -439,29 +439,38 @@ def test_a_question_without_a_subject_reads_as_less_specific(sample_app: App) ->
     assert named[rarity] < longer[rarity]
 
 
-def test_a_conversations_later_turns_are_decided_by_the_later_model_when_the_file_holds_one(
-    sample_app: App, tmp_path: Path
-) -> None:
-    """A model file may hold a `later_turns` part, which decides every turn of a chat after its first
-    (the answerable trees were fitted on questions asked first); a single question and a chat's
-    first turn keep the answerable model; a model file without the part decides all by one model."""
-    from rag.answer import load_model_part
-
+def test_a_conversations_later_turns_are_decided_by_the_fallback_model_when_the_file_holds_one(sample_app: App) -> None:
+    """A model file holding trees holds a logistic `fallback` beside them, which decides every turn
+    of a chat after its first (the trees were fitted on questions asked first); a single question
+    and a chat's first turn keep the answerable model."""
     relevance = sample_app.pipeline.relevance
-    assert relevance.deciding(True) is relevance.answerable or relevance.later is not None
     never = LogisticModel(("paper_best",), (0.0,), -12.0, (0.0,), (1.0,), {"abstain": 0.5})
-    saved = relevance.later
-    try:
-        relevance.later = never
-        session = sample_app.chat()
-        first = session.ask("Which paper introduced PersuasionBench?")
-        second = session.ask("Which papers use sparse autoencoders?")
-        assert not first.abstained and first.confidence is not None and first.confidence > 0.5
-        assert second.abstained and second.confidence is not None and second.confidence < 1e-4
-        assert not sample_app.pipeline.answer("Which papers use sparse autoencoders?").abstained
-    finally:
-        relevance.later = saved
-    never.save(tmp_path / "m.json", "paper")
-    assert load_model_part(tmp_path / "m.json", "later_turns") is None
-    never.save(tmp_path / "m.json", "later_turns")
-    assert load_model_part(tmp_path / "m.json", "later_turns") == never
+    relevance.fallback = never
+    session = sample_app.chat()
+    first = session.ask("Which paper introduced PersuasionBench?")
+    second = session.ask("Which papers use sparse autoencoders?")
+    assert not first.abstained and first.confidence is not None and first.confidence > 0.5
+    assert second.abstained and second.confidence is not None and second.confidence < 1e-4
+    assert not sample_app.pipeline.answer("Which papers use sparse autoencoders?").abstained
+
+
+def test_trees_decide_only_with_the_embedder_they_were_fitted_on(tmp_path: Path) -> None:
+    """With another embedder than the local MiniLM (OpenAI's, the tests' hash), the cosines sit on
+    another scale: the file's logistic fallback decides everything; a file without a fallback
+    (a logistic answerable model) is read as it is."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    from rag.answer.trees import TreeModel, from_sklearn, question_models
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(200, 2))
+    trees = from_sklearn(HistGradientBoostingClassifier(max_iter=5).fit(x, x[:, 0] > 0), ("a", "b"))
+    logistic = LogisticModel(("a",), (1.0,), 0.0, (0.0,), (1.0,), {"abstain": 0.4})
+    path = tmp_path / "m.json"
+    logistic.save(path, "answerable")
+    assert question_models(path, "local") == (logistic, None) == question_models(path, "hash")
+    TreeModel(trees.features, trees.baseline, trees.trees, {"abstain": 0.3}).save(path, "answerable")
+    logistic.save(path, "fallback")
+    answerable, fallback = question_models(path, "local")
+    assert isinstance(answerable, TreeModel) and fallback == logistic
+    assert question_models(path, "openai") == (logistic, None) == question_models(path, "hash")

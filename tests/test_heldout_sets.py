@@ -272,3 +272,20 @@ def test_a_named_paper_is_asked_about_a_topic_it_names_and_its_twin_about_one_it
     assert [i["id"] for i in absent] == ["named-absent:p1|graph neural networks"]
     assert absent[0]["answerable"] is False and "gold_ids" not in absent[0]
     assert absent[0]["split"] == items[0]["split"] in SPLITS
+
+
+def test_a_named_paper_is_asked_about_with_its_name_as_the_only_subject() -> None:
+    """One question per paper whose title opens with a coined name no other paper holds, in one of
+    the forms with the name the only subject; gold that paper, split keyed by it. A shared name, a
+    title without a coined name and a title-only paper are never asked."""
+    from eval.build_named_subject import FORMS, build
+    from rag.evaluation import split_of
+
+    named = [("p1", [], "BrainOOD: brain graphs\nWe use diffusion models for brains.")]
+    shared = [("p2", [], "SharedNet: a net\nDiffusion models again."), ("p3", [], "Beats\nBetter than SharedNet.")]
+    bare = [("p4", [], "TitleOnly: nothing\n"), ("p5", [], "Plain title\nAn abstract.")]
+    items = build(named + shared + bare, n=10)
+    assert [i["id"] for i in items] == ["named-subject:p1"]
+    question = items[0]["question"]
+    assert question in {form.format(name="BrainOOD") for form in FORMS}
+    assert items[0]["gold_ids"] == ["p1"] and items[0]["split"] == split_of("p1")

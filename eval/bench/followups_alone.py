@@ -8,9 +8,10 @@ the main results?", "What problem does this solve?") is asked with no word namin
 Printed per phrasing: how many follow-ups abstained and how many cite the paper. Not every phrasing
 is answerable from an abstract ("What was the error rate?" of a paper that reports none), so this
 is a measure of the class, not a held-out family with gold: it shows which phrasings a model turns
-away after a paper is under discussion. `--model` swaps the answerable model for one saved by
-`eval.fit_relevance --out` (the trees candidates of docs/benchmarks.md, session 15). Only the
-phrasings of `--split` are asked (train by default)."""
+away after a paper is under discussion. `--model` swaps the answerable model (and the model of a
+conversation's later turns, when the file holds one) for those saved by `eval.fit_relevance --out`
+(the trees candidates of docs/benchmarks.md, sessions 15 and 16). Only the phrasings of `--split`
+are asked (train by default)."""
 
 from __future__ import annotations
 
@@ -36,12 +37,13 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     os.environ["RAG_HOME"] = str(args.home)
-    from rag.answer import load_model
+    from rag.answer import question_models
     from rag.types import Filters
 
     app = App(Settings())
     if args.model:
-        app.pipeline.relevance.answerable = load_model(args.model, "answerable")
+        relevance = app.pipeline.relevance
+        relevance.answerable, relevance.fallback = question_models(args.model, app.settings.embedder)
     catalog = app.index.load().catalog
     named = sorted(
         (p for p in catalog.select(Filters(), 100_000) if p.abstract and p.label and "…" not in p.label),

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from rag.answer.relevance import ANSWERABLE_FEATURES, FEATURES, QUESTION_FEATURES, RELEVANCE_MODEL, Relevance, idf
     from rag.answer.route import ROUTER_MODEL, Intent, Router, route_features
     from rag.answer.sentences import SENTENCE_FEATURES, SENTENCE_MODEL, SentenceScorer
-    from rag.answer.trees import TreeModel, load_model, load_model_part
+    from rag.answer.trees import TreeModel, load_model, question_models
 
 _WHERE = {
     "ANSWERABLE_FEATURES": "rag.answer.relevance",
@@ -67,7 +67,7 @@ _WHERE = {
     "route_features": "rag.answer.route",
     "leading_sentences": "rag.answer.evidence",
     "load_model": "rag.answer.trees",
-    "load_model_part": "rag.answer.trees",
+    "question_models": "rag.answer.trees",
     "source_sentences": "rag.answer.evidence",
 }
 __all__ = [
@@ -108,7 +108,7 @@ __all__ = [
     "route_features",
     "leading_sentences",
     "load_model",
-    "load_model_part",
+    "question_models",
     "source_sentences",
 ]
 

@@ -136,13 +136,13 @@ class Relevance:
         abstain_threshold: float | None = None,
         unknown_names: bool = True,
         filtered: LogisticModel | None = None,
-        later: LogisticModel | TreeModel | None = None,
+        fallback: LogisticModel | None = None,
     ) -> None:
         self.vectors = vectors
         self.paper = paper
         self.answerable = answerable
         self.filtered = filtered
-        self.later = later
+        self.fallback = fallback
         self.tokens = tokens
         self.frequencies = frequencies
         self.abstain_threshold = abstain_threshold
@@ -154,12 +154,13 @@ class Relevance:
 
     def deciding(self, later_turn: bool = False) -> LogisticModel | TreeModel:
         """The model that decides a question: the answerable model, or for a conversation's later
-        turn the `later` model when the file holds one. The trees were fitted on questions asked
-        first (a conversation's turn is a question with its history, read with the previous
-        turn's subject); where they saw no data they extrapolate flat, and a subject-less follow-up
-        read with its paper ("How large was the improvement? (PLNL ...)") fell under their
-        threshold, where the logistic model, monotone in the paper's probability, answers it."""
-        return self.later if later_turn and self.later is not None else self.answerable
+        turn the `fallback` model when the file holds one (`rag.answer.trees.question_models`).
+        The trees were fitted on questions asked first (a conversation's turn is a question with
+        its history, read with the previous turn's subject); where they saw no data they
+        extrapolate flat, and a subject-less follow-up read with its paper ("How large was the
+        improvement? (PLNL ...)") fell under their threshold, where the logistic model, monotone
+        in the paper's probability, answers it."""
+        return self.fallback if later_turn and self.fallback is not None else self.answerable
 
     def floor(self, later_turn: bool = False) -> float:
         """The threshold under which the deciding model's confidence abstains (a user's own applies

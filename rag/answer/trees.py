@@ -7,7 +7,6 @@ boosting, a fitting-time dependency only) and evaluated here with numpy alone.""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -162,6 +161,15 @@ def load_model(path: Path, part: str) -> LogisticModel | TreeModel:
     return TreeModel.load(path, part) if "trees" in read_part(path, part) else LogisticModel.load(path, part)
 
 
-def load_model_part(path: Path, part: str) -> LogisticModel | TreeModel | None:
-    """`load_model`, or None when the file holds no such part (a model fitted only in some shapes)."""
-    return load_model(path, part) if part in json.loads(path.read_text(encoding="utf-8")) else None
+def question_models(path: Path, embedder: str) -> tuple[LogisticModel | TreeModel, LogisticModel | None]:
+    """The answerable model of `path` and its `fallback` (a logistic model, saved beside trees).
+    The trees decide only inputs like those they were fitted on: questions asked first, their
+    cosines read by the local MiniLM. The fallback decides a conversation's later turns
+    (`Relevance.deciding`), and with another embedder (OpenAI's, the tests' hash) everything, as the
+    best-sentence reranker is on only with the local model: the cosines of other embedders sit on
+    another scale, which a logistic model extrapolates monotonically and trees flat."""
+    answerable = load_model(path, "answerable")
+    fallback = LogisticModel.load_part(path, "fallback")
+    if fallback is not None and embedder != "local":
+        return fallback, None
+    return answerable, fallback
