@@ -22,8 +22,11 @@
    scikit-learn from the `fit` extra; 2 deep, 400 trees, rate 0.05, chosen by 5-fold CV on train)
    over `ANSWERABLE_FEATURES` (the question's signals, the runner-up paper's probability and the
    most probable paper's own signals); `--generic-weight` and `--train-on FAMILY=WEIGHT` (a
-   measured-only family joining its train rows) build the candidates measured on 2026-12-04,
-   session 15 (docs/benchmarks.md): better on nearly every family, not adopted.
+   measured-only family joining its train rows) build the candidates of docs/benchmarks.md. The
+   shipped model (T5e, adopted 2026-12-05) is `--answerable-only --shape trees --generic-weight 4
+   --train-on conf-offtopic=0.5 --train-on conf-subjectless --train-on sample-subjectless
+   --train-on conf-named-subject`; a trees fit carries the file's logistic model over as its
+   `fallback` (`carried_fallback`).
 3. Choose the thresholds on the validation split only:
    - `abstain`: the highest threshold on the answerable probability whose false-abstention rate
      on the answerable validation questions stays within `--max-false`;
@@ -454,8 +457,8 @@ def main() -> None:
         "--shape",
         choices=("logistic", "trees"),
         default="logistic",
-        help="the answerable model: a logistic regression over LOGISTIC_FEATURES (shipped), or trees over "
-        "ANSWERABLE_FEATURES (the candidate of docs/benchmarks.md, 2026-12-04 session 15)",
+        help="the answerable model: a logistic regression over LOGISTIC_FEATURES, or trees over "
+        "ANSWERABLE_FEATURES (shipped since 2026-12-05: docs/benchmarks.md)",
     )
     parser.add_argument(
         "--generic-weight", type=float, default=1.0, help="weight of a hand-written subject-less question"

@@ -1,5 +1,6 @@
-"""Does a retrieved paper address the question, and does any? Two calibrated logistic models over a
-few measured signals decide, and abstention is one decision on the second one's output.
+"""Does a retrieved paper address the question, and does any? Two calibrated models over a few
+measured signals decide (a logistic regression per paper, gradient-boosted trees for the question),
+and abstention is one decision on the second one's output.
 
 For each retrieved paper (`FEATURES`): how close its best sentences and title are to the question
 (MiniLM cosine), its dense and BM25 scores, how much of the question's vocabulary it holds,
@@ -15,8 +16,11 @@ asked for that no sentence close to the question states). `answerable` turns the
 probability that the sources answer the question: below `abstain`, the answer is "the collection
 does not say". It reads its features by name from `answerable_row`, which also holds how specific
 the question is, the runner-up paper's probability and the most probable paper's own signals
-(`ANSWERABLE_FEATURES`): a model file whose answerable part holds gradient-boosted trees
-(`rag.answer.trees`, the candidate `eval.fit_relevance --shape trees` fits) reads those too.
+(`ANSWERABLE_FEATURES`); the shipped one is gradient-boosted trees (`rag.answer.trees`, fitted by
+`eval.fit_relevance --shape trees`, adopted 2026-12-05). The trees decide only inputs like those
+they were fitted on; a logistic `fallback` over `LOGISTIC_FEATURES` decides a conversation's later
+turns, and everything with an embedder other than the local MiniLM
+(`rag.answer.trees.question_models`).
 A question that names a filter and a topic ("Which papers by Sergey Levine are about diffusion?")
 is decided instead by a third, two-feature model (`filtered`) over the assessment of its topic
 among the filtered papers (`Relevance.filtered_confidence`).
@@ -65,9 +69,9 @@ FEATURES = (
     "number_evidence",  # the question asks for a number: coverage of its best sentence that states one
     "address",  # one sentence both close to the question and holding its words: max of cosine x coverage
 )
-# How specific the question is, read by the trees candidate (eval.fit_relevance --shape trees); the
-# shipped logistic model leaves them out: they made it surer of specific off-topic claims
-# (docs/benchmarks.md, "Trees with question specificity", 2026-12-03).
+# How specific the question is, read by the answerable trees; the logistic fallback leaves them out:
+# they made a logistic model surer of specific off-topic claims (docs/benchmarks.md, "Trees with
+# question specificity", 2026-12-03).
 SPECIFICITY = (
     "q_rarest",  # the rarity of its rarest word (units of the rarest possible)
     "q_rarity",  # of all its words, summed: "How well does it work?" is low, a biomedical claim high
@@ -88,7 +92,7 @@ QUESTION_FEATURES = (
     "asks_number",  # the question asks for a number
     *SPECIFICITY,
 )
-# what a logistic answerable model reads (the shipped one, and `eval.fit_relevance --shape logistic`)
+# what a logistic answerable model reads (the fallback, and `eval.fit_relevance --shape logistic`)
 LOGISTIC_FEATURES = tuple(name for name in QUESTION_FEATURES if name not in SPECIFICITY)
 ANSWERABLE_FEATURES = (
     *QUESTION_FEATURES,
