@@ -117,6 +117,11 @@ class ChatSession:
         self.turns.append(Turn(question, answer))
         return answer
 
+    @property
+    def in_conversation(self) -> bool:
+        """A question now is a later turn: earlier turns are kept and read."""
+        return bool(self.turns and self.max_turns)
+
     def readings(self, question: str, q: Query) -> tuple[bool, bool]:
         """How the question is read: as a follow-up alone (it refers back), or (offline) both as
         asked and as a follow-up: a question that does not point back but brings little the
@@ -124,7 +129,7 @@ class ChatSession:
         cover?" (a definite or elided subject no cue names); the follow-up reading is kept when it
         answers with more confidence. `eval.fit_relevance` collects the follow-up reading through
         this too, so the answerable model is fitted on what the chat scores."""
-        history = bool(self.turns and self.max_turns)
+        history = self.in_conversation
         follows = history and q.refers_back
         both = (
             history
@@ -155,7 +160,7 @@ class ChatSession:
             on_token=on_token,
             context=context,
             q=q,
-            later_turn=bool(self.turns and self.max_turns),
+            later_turn=self.in_conversation,
         )
 
     def reset(self) -> None:

@@ -343,7 +343,7 @@ class AnswerPipeline:
         """Answer `question`. `query` is what retrieval sees (a condensed follow-up); `context` the
         papers the conversation was last about (for "Who are its authors?"); `q` the question
         already read (the chat session reads it once); `later_turn` a conversation's turn after
-        its first, decided by the relevance model's `later` part (`Relevance.deciding`)."""
+        its first, decided by the relevance file's `fallback` model when it holds one (`Relevance.deciding`)."""
         with self.scope():
             return self._answer(question, query, filters, k, on_token, context, q, later_turn)
 
