@@ -247,6 +247,14 @@ def choose_abstain(rows: list[dict], scores: np.ndarray, max_false: float) -> fl
     return chosen
 
 
+def pooled_threshold(rows: list[dict], scores: np.ndarray, pool: set[str] | None, max_false: float) -> float:
+    """`choose_abstain` over the rows of the fitted sources and of the measured families in `pool`
+    (None: every row): the false-abstention rate the threshold keeps is stated on those."""
+    counted = [r.get("fitted", True) or pool is None or r["source"] in pool for r in rows]
+    kept = [(r, s) for r, s, c in zip(rows, scores, counted) if c]
+    return choose_abstain([r for r, _ in kept], np.asarray([s for _, s in kept]), max_false)
+
+
 def kept_figures(scored: list[tuple[dict, np.ndarray]], keep: float, share: float = 1.0) -> tuple[float, float]:
     """Precision and recall of the papers `kept_papers` keeps against the gold papers retrieved."""
     tp = fp = fn = 0
@@ -377,12 +385,14 @@ def fit_answerable(
     generic_weight: float,
     extra: dict[str, float],
     args: argparse.Namespace,
+    pool: set[str] | None = None,
 ) -> tuple[LogisticModel | TreeModel, dict[float, dict]]:
     """The answerable model of `shape` on the train questions (plus the train rows of the families
     `extra` joins), its threshold chosen on validation for `--max-false` false abstention, with the
-    validation figures per family at and near it."""
-    # the families joined by --train-on teach the answerable model only; their validation rows are
-    # reported beside the others (unanswerable ones do not move the threshold, set on answerable ones)
+    validation figures per family at and near it. The joined families' validation rows are reported
+    beside the others; those of the families in `pool` (default: all joined) also count in the
+    false-abstention rate the threshold is chosen for, so that a family joined to teach the model
+    does not redefine the rate a user is promised (`--threshold-on`)."""
     train = train + [r for r in measured if r["split"] == "train"]
     validation = validation + [r for r in measured if r["split"] == "validation"]
     names = ANSWERABLE_FEATURES if shape == "trees" else LOGISTIC_FEATURES
@@ -393,7 +403,7 @@ def fit_answerable(
         fit_trees(x, y, weights, names) if shape == "trees" else fit(x, y, args.l2, weights=weights, features=names)
     )
     scores = model.probabilities(v)
-    abstain = choose_abstain(validation, scores, args.max_false)
+    abstain = pooled_threshold(validation, scores, pool, args.max_false)
     positive = [float(s) for r, s in zip(validation, scores) if r["answerable"]]
     negative = [float(s) for r, s in zip(validation, scores) if not r["answerable"]]
     written = [r["answerable"] for r in validation if family(r["source"]) in WRITTEN]
@@ -411,6 +421,7 @@ def fit_answerable(
         "human_weight": human_weight,
         "generic_weight": generic_weight,
         "train_on": extra,
+        **({"threshold_on": sorted(pool)} if pool is not None else {}),
         "at_threshold": table.get(round(abstain, 3), {}),
     }
     if isinstance(model, TreeModel):
@@ -470,6 +481,14 @@ def main() -> None:
         metavar="FAMILY[=WEIGHT]",
         help="a measured-only family whose train rows join the answerable model's (conf-offtopic=0.5)",
     )
+    parser.add_argument(
+        "--threshold-on",
+        action="append",
+        default=None,
+        metavar="FAMILY",
+        help="the joined families whose validation rows count in the false-abstention rate the "
+        "threshold is chosen for (default: every --train-on family)",
+    )
     args = parser.parse_args()
     extra = joined(args.train_on)
     rows = cached_rows(args.features, args.refresh, args.home, collect)
@@ -483,7 +502,16 @@ def main() -> None:
     else:
         paper = fit_paper(train, validation, args.l2, args.list_precision, carried_floor(args.out))
     answerable, table = fit_answerable(
-        args.shape, train, validation, measured, paper, args.human_weight, args.generic_weight, extra, args
+        args.shape,
+        train,
+        validation,
+        measured,
+        paper,
+        args.human_weight,
+        args.generic_weight,
+        extra,
+        args,
+        None if args.threshold_on is None else set(args.threshold_on),
     )
     fallback = carried_fallback(args.out) if args.shape == "trees" else None
     if not args.answerable_only:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from eval.heldout import HELDOUT, SOURCES, Row, render, table
@@ -289,3 +290,18 @@ def test_a_named_paper_is_asked_about_with_its_name_as_the_only_subject() -> Non
     question = items[0]["question"]
     assert question in {form.format(name="BrainOOD") for form in FORMS}
     assert items[0]["gold_ids"] == ["p1"] and items[0]["split"] == split_of("p1")
+
+
+def test_a_family_joined_to_teach_the_model_sets_the_threshold_only_when_named() -> None:
+    """`--threshold-on`: the false-abstention rate the answerable threshold keeps is stated on the
+    fitted sources and the families named; a family joined to train alone (topic pairs, hard to
+    answer) would otherwise pull the threshold down for everyone."""
+    from eval.fit_relevance import pooled_threshold
+
+    fitted = [{"source": "conf-written", "answerable": True, "fitted": True} for _ in range(40)]
+    joined = [{"source": "conf-topic-pairs", "answerable": True, "fitted": False} for _ in range(40)]
+    scores = np.asarray([0.9] * 40 + [0.1] * 40)  # the joined family's answerable rows score low
+    alone = pooled_threshold(fitted + joined, scores, {"conf-named-subject"}, 0.03)
+    named = pooled_threshold(fitted + joined, scores, {"conf-topic-pairs"}, 0.03)
+    assert alone > 0.1 >= named  # counted, its rows would abstain; so the threshold falls below them
+    assert pooled_threshold(fitted + joined, scores, None, 0.03) == named
