@@ -23,10 +23,17 @@
    over `ANSWERABLE_FEATURES` (the question's signals, the runner-up paper's probability and the
    most probable paper's own signals); `--generic-weight` and `--train-on FAMILY=WEIGHT` (a
    measured-only family joining its train rows) build the candidates of docs/benchmarks.md. The
-   shipped model (T5e, adopted 2026-12-05) is `--answerable-only --shape trees --generic-weight 4
-   --train-on conf-offtopic=0.5 --train-on conf-subjectless --train-on sample-subjectless
-   --train-on conf-named-subject`; a trees fit carries the file's logistic model over as its
-   `fallback` (`carried_fallback`).
+   shipped model (R2a, adopted 2026-12-05, session 17) is `--answerable-only --shape trees
+   --generic-weight 4 --train-on conf-offtopic=0.5 --train-on conf-subjectless=2 --train-on
+   sample-subjectless=2 --train-on conf-named-subject --train-on conf-named-absent=0.5 --train-on
+   conf-named-detail=0.5 --train-on conf-topic-absent=0.5 --train-on conf-topic-pairs=0.5
+   --threshold-on conf-offtopic --threshold-on conf-subjectless --threshold-on sample-subjectless
+   --threshold-on conf-named-subject`: the named and topic near-miss twins teach the trees, while
+   the false-abstention rate the threshold keeps is stated on the same questions as before them
+   (`--threshold-on`, `pooled_threshold`). A trees fit carries the file's logistic model over as
+   its `fallback` (`carried_fallback`). The feature cache is rebuilt from the indexes, whose dense
+   search is not bit-for-bit reproducible across builds: a refit on a new build moves the trees
+   (the shipped recipe on session 17's build chose 0.26 where session 16's chose 0.265).
 3. Choose the thresholds on the validation split only:
    - `abstain`: the highest threshold on the answerable probability whose false-abstention rate
      on the answerable validation questions stays within `--max-false`;
