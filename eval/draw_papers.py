@@ -1,5 +1,5 @@
 """Draw the papers a question writer writes about: `RAG_HOME=<conf index> python -m eval.draw_papers
---out DIR --writers 8 9 10 [--seed 20261203]`.
+--out DIR --writers 8 9 10 [--seed 20261203] [--split train]`.
 
 Papers are drawn at random with a fixed seed from the index's catalogue, leaving out every paper
 that is already the gold paper of a hand-written held-out question (`datasets/heldout/*.jsonl`),
@@ -7,7 +7,11 @@ so a new writer's questions never share a paper with another writer's. Each writ
 `--with-abstract` papers that have an abstract of more than 200 characters and `--title-only`
 papers without one, written to `DIR/w<N>_papers.jsonl`; `DIR/corpus.jsonl` holds the whole
 catalogue, for the writer's checks (a name absent from every title and abstract, a qualifier no
-abstract pairs with a topic). The writer's instructions are `datasets/heldout/BRIEF.md`."""
+abstract pairs with a topic). The writer's instructions are `datasets/heldout/BRIEF.md`.
+
+`--split` draws only papers whose own split (`rag.evaluation.split_of` of the id) is that one: a
+writer who writes for one split then asks about papers every other family of questions puts in
+the same split, so no paper is taught on in one family and measured on in another."""
 
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ import random
 from pathlib import Path
 
 from rag.app import App
+from rag.evaluation import SPLITS, split_of
 from rag.settings import Settings
 from rag.types import Paper
 
@@ -53,6 +58,13 @@ def write(path: Path, rows: list[dict[str, object]]) -> None:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
 
 
+def drawable(papers: list[Paper], used: set[str], split: str | None = None) -> tuple[list[Paper], list[Paper]]:
+    """The papers a writer may be given, in catalogue order: with an abstract of more than 200
+    characters, and title-only; never one of `used`, and with `split`, only papers of that split."""
+    free = [p for p in papers if p.id not in used and (split is None or split_of(p.id) == split)]
+    return [p for p in free if len(p.abstract.strip()) > 200], [p for p in free if not p.abstract.strip()]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, required=True)
@@ -60,13 +72,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=20261203)
     parser.add_argument("--with-abstract", type=int, default=60)
     parser.add_argument("--title-only", type=int, default=4)
+    parser.add_argument("--split", choices=SPLITS, default=None, help="draw only papers of this split")
     args = parser.parse_args()
     papers = [p for _, p in App(Settings()).index.load().catalog.iter_papers()]
     args.out.mkdir(parents=True, exist_ok=True)
     write(args.out / "corpus.jsonl", [record(p) for p in papers])
-    used = used_gold(args.writers)
-    with_abstract = [p for p in papers if p.id not in used and len(p.abstract.strip()) > 200]
-    title_only = [p for p in papers if p.id not in used and not p.abstract.strip()]
+    with_abstract, title_only = drawable(papers, used_gold(args.writers), args.split)
     rng = random.Random(args.seed)
     rng.shuffle(with_abstract)
     rng.shuffle(title_only)

@@ -305,3 +305,21 @@ def test_a_family_joined_to_teach_the_model_sets_the_threshold_only_when_named()
     named = pooled_threshold(fitted + joined, scores, {"conf-topic-pairs"}, 0.03)
     assert alone > 0.1 >= named  # counted, its rows would abstain; so the threshold falls below them
     assert pooled_threshold(fitted + joined, scores, None, 0.03) == named
+
+
+def test_a_writer_drawn_for_one_split_gets_only_that_splits_unused_papers() -> None:
+    """`eval.draw_papers --split train`: a train writer's papers are train papers for every family
+    (the split is the paper id's), and never a paper another writer already wrote about."""
+    from eval.draw_papers import drawable
+    from rag.evaluation import split_of
+    from rag.types import Paper
+
+    papers = [Paper(id=f"p{i}", title=f"Paper {i}", abstract="words " * (60 if i % 5 else 0)) for i in range(200)]
+    used = {"p1", "p2", "p3"}
+    with_abstract, title_only = drawable(papers, used, "train")
+    drawn = with_abstract + title_only
+    assert drawn and not {p.id for p in drawn} & used
+    assert {split_of(p.id) for p in drawn} == {"train"}
+    assert all(p.abstract.strip() for p in with_abstract) and not any(p.abstract.strip() for p in title_only)
+    every = drawable(papers, used)
+    assert len(every[0]) + len(every[1]) == 197 > len(drawn)

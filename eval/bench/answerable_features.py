@@ -1,6 +1,6 @@
 """Would query-performance-prediction signals help the answerable model? Validation figures of the
 model refitted with each candidate added: `python -m eval.bench.answerable_features [--features FILE]
-[--human-weight W]`.
+[--human-weight W]`; or, with `--model FILE` (repeated), each saved model scored as it is.
 
 Reads the features `eval.fit_relevance` cached (no search is run, so it takes seconds). Each
 candidate is computed from the retrieved papers' own feature rows: whether the dense and BM25
@@ -10,7 +10,14 @@ query-performance prediction), the paper model's margin and sum, the first paper
 shipped features alone, each candidate added, and all together, the answerable model is refitted on
 train and its threshold chosen on validation for 3% false abstention (as `eval.fit_relevance`
 does); printed: validation AUC (all, and the writers' questions alone), the threshold, the share of
-unanswerable questions abstained, and per family. Only train and validation are read."""
+unanswerable questions abstained, and per family. Only train and validation are read.
+
+`--model` is the screen a candidate model passes before its full validation run (docs/benchmarks.md):
+each file's paper and answerable models score the cached validation rows, the threshold is chosen
+again for 3% false abstention over the shipped model's pool (the fitted sources and the families it
+names in `threshold_on`), so candidates are compared at one rule on one set of questions; printed,
+the wrong decisions over every family and per family (an answerable question abstained on, an
+unanswerable one answered)."""
 
 from __future__ import annotations
 
@@ -21,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.fit_relevance import WRITTEN, abstention_table, auc, choose_abstain, fit, fitted_rows, stacked
+from eval.fit_relevance import FOLLOWED, WRITTEN, abstention_table, auc, choose_abstain, fit, fitted_rows, stacked
 from eval.heldout import family
 from rag.answer import FEATURES, RELEVANCE_MODEL, LogisticModel, TreeModel, load_model
 from rag.answer.relevance import LOGISTIC_FEATURES
@@ -113,6 +120,22 @@ def evaluate(
     )
 
 
+def screen(validation: list[dict], model_file: Path, pool: set[str]) -> str:
+    """Wrong decisions per family of the model saved in `model_file` on the `validation` rows, at
+    the threshold that keeps 3% false abstention over the rows of the fitted sources and `pool`."""
+    paper = LogisticModel.load(model_file, "paper")
+    answerable = load_model(model_file, "answerable")
+    scores = answerable.probabilities(stacked(validation, paper, answerable.features))
+    chosen = [(r, s) for r, s in zip(validation, scores) if r.get("fitted", True) or family(r["source"]) in pool]
+    t = choose_abstain([r for r, _ in chosen], np.asarray([s for _, s in chosen]), 0.03)
+    wrong: dict[str, int] = {}
+    for r, s in zip(validation, scores):
+        key = f"{family(r['source'])}:{'ans' if r['answerable'] else 'un'}"
+        wrong[key] = wrong.get(key, 0) + int(bool(s < t) == r["answerable"])
+    per_family = " ".join(f"{k}={v}" for k, v in sorted(wrong.items()))
+    return f"{model_file.name}: threshold {t:.3f}, wrong {sum(wrong.values())} | {per_family}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--features", type=Path, default=Path("eval/generated/relevance_features.json"))
@@ -124,9 +147,19 @@ def main() -> None:
         help="a measured-only family to add to the train rows (conf-topic-pairs, conf-topic-absent)",
     )
     parser.add_argument("--only", action="append", default=[], help="candidates to try (default: all)")
+    parser.add_argument(
+        "--model", type=Path, action="append", default=[], help="a saved model file to screen (see above)"
+    )
     args = parser.parse_args()
     paper = LogisticModel.load(RELEVANCE_MODEL, "paper")
     answerable = load_model(RELEVANCE_MODEL, "answerable")
+    if args.model:
+        cached = fitted_rows(json.loads(args.features.read_text()), measured=True)
+        validation = [r for r in cached if r["split"] == "validation" and not r["source"].endswith(FOLLOWED)]
+        pool = set(answerable.chosen_on.get("threshold_on", []))
+        for model_file in args.model:
+            print(screen(validation, model_file, pool))
+        return
     weight = args.human_weight or float(answerable.chosen_on["human_weight"])
     rows = fitted_rows(json.loads(args.features.read_text()), measured=True)
     chosen = {*args.train_on}
