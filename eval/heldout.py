@@ -54,7 +54,10 @@ SOURCES = (
     # writers 8-10 wrote validation questions, 11-13 test ones, 14 both, 15-18 train ones about train
     # papers (datasets/heldout/BRIEF.md)
     Source("sample-written-w14", "sample", HELDOUT / "sample_w14.jsonl"),
-    *(Source(f"conf-written-w{n}", "conf", HELDOUT / f"conf_w{n}.jsonl") for n in (*range(1, 7), *range(8, 14), *range(15, 19))),
+    *(
+        Source(f"conf-written-w{n}", "conf", HELDOUT / f"conf_w{n}.jsonl")
+        for n in (*range(1, 7), *range(8, 14), *range(15, 19))
+    ),
     Source("conf-mechanical", "conf", GENERATED / "conf_mechanical.jsonl"),
     Source("conf-removed", "conf-removed", GENERATED / "conf_removed.jsonl"),
     Source("conf-conversations", "conf-removed", GENERATED / "conf_conversations.jsonl"),

@@ -221,6 +221,19 @@ def test_a_count_with_a_topic_counts_the_papers_that_mention_it(sample_app: App)
     assert {c.paper.id for c in answer.citations} == {p.id for p in expected[:10]}
 
 
+def test_a_count_names_only_the_topic_words_a_paper_must_hold(sample_app: App) -> None:
+    """Function words left over from the phrasing ("accepted as orals" leaves "as") filter
+    nothing: the count is the filters' own, and the answer never claims that every paper
+    "mentions 'as'"; beside a real topic they are left out of what the answer says was counted."""
+    plain = sample_app.pipeline.answer("How many ICML 2025 papers are there?")
+    leftover = sample_app.pipeline.answer("How many ICML 2025 papers are listed as such?")
+    assert plain.mode == leftover.mode == "catalogue" and "**20**" in plain.text
+    assert leftover.text == plain.text and "mention" not in leftover.text
+    mixed = sample_app.pipeline.answer("How many ICML 2025 papers are about interpretability, as such?")
+    alone = sample_app.pipeline.answer("How many ICML 2025 papers are about interpretability?")
+    assert '"interpretability"' in mixed.text and mixed.text == alone.text
+
+
 def test_relevance_reads_the_fusions_rank_not_the_reordered_one(sample_app: App) -> None:
     """The search reorders its first papers by best sentence; the relevance models read each
     paper's place in the fusion's order, the signal they were fitted on, so listing the same

@@ -127,6 +127,23 @@ def test_catalogue_questions() -> None:
     assert missing.abstained and missing.citations == []
 
 
+def test_who_wrote_a_paper_gets_every_author_the_catalogue_holds() -> None:
+    """Asked for the authors, the answer names all of them (13 here), never "et al." for names it
+    has; "et al." stays for a list the source itself cut."""
+    names = [f"Author Number{i:02d}" for i in range(13)]
+    whole = Paper(id="t1", title="TorchLoom: one stack for training", authors=names, abstract="We build TorchLoom.")
+    cut = Paper(
+        id="t2", title="CutList: a cut author list", authors=names[:3], authors_truncated=True, abstract="We cut."
+    )
+    pipe, _ = pipeline([whole, cut, *corpus()])
+    answer = pipe.answer("Who are the authors of TorchLoom?")
+    assert answer.mode == "catalogue" and answer.citations[0].paper.id == "t1"
+    assert ", ".join(names) in answer.text and "et al." not in answer.text
+    assert answer.claims[0].supported
+    shortened = pipe.answer("Who wrote CutList?")
+    assert ", ".join(names[:3]) + " et al." in shortened.text
+
+
 def test_catalogue_list_says_how_many_more() -> None:
     papers = [
         Paper(

@@ -111,7 +111,7 @@ class CatalogueAnswerer:
         if intent is Intent.COUNT:
             return self._count(q, catalog, filters)
         if intent is Intent.LIST:
-            return None if q.topic else self._list(catalog, filters)
+            return None if self._topic(q) else self._list(catalog, filters)
         papers = self._target(q, catalog, filters, context, locate)
         if not papers:
             return CatalogueDraft(
@@ -131,14 +131,21 @@ class CatalogueAnswerer:
             return [p for p in (catalog.get(named[0]),) if p is not None]
         return locate(q.topic or q.text, filters)[:1]
 
+    def _topic(self, q: Query) -> str:
+        """The words of the question's topic that a paper's text must hold: those the keyword
+        index keeps. "How many ICML 2025 papers were accepted as orals?" leaves "as", which names
+        nothing: counted with it, every oral matched and the answer said all 120 "mention 'as'"."""
+        return " ".join(w for w in q.topic.split() if self.tokens(w))
+
     def _count(self, q: Query, catalog: Catalog, filters: Filters) -> CatalogueDraft:
         scope = describe(filters)
-        if not q.topic:
+        topic = self._topic(q)
+        if not topic:
             return CatalogueDraft(count_text(*catalog.count_by_identity(filters), scope))
-        found, scanned = matching(catalog, filters, q.topic, self.tokens)
+        found, scanned = matching(catalog, filters, topic, self.tokens)
         head = (
             f"**{len(found):,}** of the {scanned:,} papers{' ' + scope if scope else ''} mention "
-            f'"{q.topic}" in their title or abstract (every word, in any form; catalogue count)'
+            f'"{topic}" in their title or abstract (every word, in any form; catalogue count)'
         )
         draft = CatalogueDraft("")
         lines = [head + (":" if found else ".")]
@@ -194,7 +201,9 @@ class CatalogueAnswerer:
                 continue
             n = draft.cite(paper)
             shown = (
-                format_authors(paper.authors, paper.authors_truncated, 12, alphabetical=paper.alphabetical)
+                # every name the catalogue holds: the question asked for them ("et al." only when
+                # the source itself cut the list)
+                format_authors(paper.authors, paper.authors_truncated, alphabetical=paper.alphabetical)
                 if name == "authors"
                 else value
             )
