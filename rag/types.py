@@ -206,6 +206,9 @@ class Answer:
     # the relevance model's probability that the best retrieved paper answers (offline content
     # answers; None otherwise): the answer abstains below the model's threshold
     confidence: float | None = None
+    # the threshold that confidence was compared with (the deciding model's own: a conversation's
+    # follow-up reading and a question read as asked may be decided by different models)
+    threshold: float | None = None
 
     def public(self) -> dict[str, Any]:
         return {
@@ -220,6 +223,7 @@ class Answer:
             "related": [{k: v for k, v in p.public().items() if k != "abstract"} for p in self.related],
             "reason": self.reason,
             "confidence": self.confidence,
+            "threshold": self.threshold,
             "claims": [c.public() for c in self.claims],
             "unsupported_claims": sum(1 for c in self.claims if not c.supported),
             "removed_citations": self.removed_citations,

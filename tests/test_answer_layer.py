@@ -452,19 +452,21 @@ def test_a_question_without_a_subject_reads_as_less_specific(sample_app: App) ->
     assert named[rarity] < longer[rarity]
 
 
-def test_a_conversations_later_turns_are_decided_by_the_fallback_model_when_the_file_holds_one(sample_app: App) -> None:
-    """A model file holding trees holds a logistic `fallback` beside them, which decides every turn
-    of a chat after its first (the trees were fitted on questions asked first); a single question
-    and a chat's first turn keep the answerable model."""
+def test_a_follow_up_reading_is_decided_by_the_fallback_model_and_a_new_question_by_the_trees(sample_app: App) -> None:
+    """A model file holding trees holds a logistic `fallback` beside them, which decides a chat's
+    turn read as a follow-up (with its history: the trees were fitted on questions asked first);
+    a later turn that is a new question, searched as asked, is decided like a first question."""
     relevance = sample_app.pipeline.relevance
     never = LogisticModel(("paper_best",), (0.0,), -12.0, (0.0,), (1.0,), {"abstain": 0.5})
     relevance.fallback = never
     session = sample_app.chat()
     first = session.ask("Which paper introduced PersuasionBench?")
-    second = session.ask("Which papers use sparse autoencoders?")
+    follow_up = session.ask("How was it evaluated?")
+    new_question = session.ask("Which papers use sparse autoencoders?")
     assert not first.abstained and first.confidence is not None and first.confidence > 0.5
-    assert second.abstained and second.confidence is not None and second.confidence < 1e-4
-    assert not sample_app.pipeline.answer("Which papers use sparse autoencoders?").abstained
+    assert follow_up.abstained and follow_up.confidence is not None and follow_up.confidence < 1e-4
+    assert follow_up.threshold == 0.5 and first.threshold == relevance.floor()
+    assert not new_question.abstained and new_question.threshold == relevance.floor()
 
 
 def test_trees_decide_only_with_the_embedder_they_were_fitted_on(tmp_path: Path) -> None:

@@ -248,18 +248,31 @@ def test_sources_share_the_token_budget_fairly() -> None:
     assert count_tokens(block) <= 1200 and small.abstract in block and '<source id="2">' in block
 
 
-def test_the_follow_up_reading_is_kept_only_when_it_answers_with_more_confidence() -> None:
+def test_the_follow_up_reading_is_kept_only_when_it_clears_its_threshold_by_more() -> None:
+    """The two readings may be decided by different models (the follow-up by the fallback), so
+    each confidence is compared as its margin over its own model's threshold."""
     from rag.answer.chat import _more_confident
     from rag.types import Answer
 
-    def answer(abstained: bool, confidence: float | None) -> Answer:
-        return Answer(question="q", query="q", text="", mode="extractive", abstained=abstained, confidence=confidence)
+    def answer(abstained: bool, confidence: float | None, threshold: float | None = 0.3) -> Answer:
+        return Answer(
+            question="q",
+            query="q",
+            text="",
+            mode="extractive",
+            abstained=abstained,
+            confidence=confidence,
+            threshold=threshold,
+        )
 
     assert _more_confident(answer(False, 0.5), answer(True, 0.1))
     assert not _more_confident(answer(True, 0.9), answer(True, 0.1))
     assert _more_confident(answer(False, 0.8), answer(False, 0.6))
     assert not _more_confident(answer(False, 0.6), answer(False, 0.8))
-    assert not _more_confident(answer(False, 0.9), answer(False, None))  # a catalogue answer stands
+    # higher probability, smaller margin over a stricter model's threshold: the reading as asked stands
+    assert not _more_confident(answer(False, 0.7, threshold=0.6), answer(False, 0.5, threshold=0.25))
+    assert _more_confident(answer(False, 0.5, threshold=0.25), answer(False, 0.7, threshold=0.6))
+    assert not _more_confident(answer(False, 0.9), answer(False, None, None))  # a catalogue answer stands
 
 
 # -- names the collection never mentions ----------------------------------------------------

@@ -31,14 +31,24 @@ from rag.types import Answer, Filters, Paper
 FOLLOW_UP_UNHELD = 1.6
 
 
+def _margin(answer: Answer) -> float | None:
+    """How far the answer's confidence clears its deciding model's threshold: the reading as asked
+    and the follow-up reading are decided by different models (`Relevance.deciding`), whose
+    probabilities are on different scales, so their margins are compared, not the probabilities."""
+    if answer.confidence is None or answer.threshold is None:
+        return None
+    return answer.confidence - answer.threshold
+
+
 def _more_confident(followed: Answer, asked: Answer) -> bool:
-    """The follow-up reading answers, and the question as asked does not or with less confidence
+    """The follow-up reading answers, and the question as asked does not or with a smaller margin
     (a catalogue answer, which has no confidence, stands)."""
     if followed.abstained:
         return False
     if asked.abstained:
         return True
-    return followed.confidence is not None and asked.confidence is not None and followed.confidence > asked.confidence
+    f, a = _margin(followed), _margin(asked)
+    return f is not None and a is not None and f > a
 
 
 @dataclass
@@ -119,7 +129,7 @@ class ChatSession:
 
     @property
     def in_conversation(self) -> bool:
-        """A question now is a later turn: earlier turns are kept and read."""
+        """A question now has a history: earlier turns are kept and may be read with it."""
         return bool(self.turns and self.max_turns)
 
     def readings(self, question: str, q: Query) -> tuple[bool, bool]:
@@ -160,7 +170,7 @@ class ChatSession:
             on_token=on_token,
             context=context,
             q=q,
-            later_turn=self.in_conversation,
+            later_turn=follows,
         )
 
     def reset(self) -> None:

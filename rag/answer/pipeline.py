@@ -342,8 +342,9 @@ class AnswerPipeline:
     ) -> Answer:
         """Answer `question`. `query` is what retrieval sees (a condensed follow-up); `context` the
         papers the conversation was last about (for "Who are its authors?"); `q` the question
-        already read (the chat session reads it once); `later_turn` a conversation's turn after
-        its first, decided by the relevance file's `fallback` model when it holds one (`Relevance.deciding`)."""
+        already read (the chat session reads it once); `later_turn` a conversation's turn read as
+        a follow-up (with its history), decided by the relevance file's `fallback` model when it
+        holds one (`Relevance.deciding`); a later turn read as asked is decided like a first question."""
         with self.scope():
             return self._answer(question, query, filters, k, on_token, context, q, later_turn)
 
@@ -412,7 +413,7 @@ class AnswerPipeline:
                 asked = question if query == question else f"{question} {query}"
                 decides = self.relevance.assess(asked, hits, held=q.applied_words(filters), later_turn=later_turn)
                 floor, confidence = self.relevance.floor(later_turn), decides.confidence
-            result.confidence = round(confidence, 4)
+            result.confidence, result.threshold = round(confidence, 4), round(floor, 4)
             if confidence < floor:
                 reason = f"no retrieved paper is likely to answer (best {confidence:.2f})"
                 self._abstain(result, ABSTAIN_TEXT, reason, q, on_token)

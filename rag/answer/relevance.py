@@ -158,7 +158,9 @@ class Relevance:
 
     def deciding(self, later_turn: bool = False) -> LogisticModel | TreeModel:
         """The model that decides a question: the answerable model, or for a conversation's later
-        turn the `fallback` model when the file holds one (`rag.answer.trees.question_models`).
+        turn read as a follow-up the `fallback` model when the file holds one
+        (`rag.answer.trees.question_models`; a later turn read as asked is a question like a first
+        one, and the trees decide it: session 19, docs/benchmarks.md).
         The trees were fitted on questions asked first (a conversation's turn is a question with
         its history, read with the previous turn's subject); where they saw no data they
         extrapolate flat, and a subject-less follow-up read with its paper ("How large was the
