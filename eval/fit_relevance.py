@@ -343,7 +343,7 @@ def carried_floor(path: Path) -> dict[str, float]:
 
 def carried_fallback(path: Path) -> LogisticModel | None:
     """For trees: the logistic model that decides what the trees were not fitted on (a
-    conversation's later turns, another embedder's cosines: `rag.answer.trees.question_models`),
+    conversation's follow-up readings, another embedder's cosines: `rag.answer.trees.question_models`),
     carried over from `path`: its `fallback` part, else its logistic answerable part (the shipped
     model the trees replace for questions asked first)."""
     if not path.exists():

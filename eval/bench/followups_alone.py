@@ -9,7 +9,7 @@ Printed per phrasing: how many follow-ups abstained and how many cite the paper.
 is answerable from an abstract ("What was the error rate?" of a paper that reports none), so this
 is a measure of the class, not a held-out family with gold: it shows which phrasings a model turns
 away after a paper is under discussion. `--model` swaps the answerable model (and the model of a
-conversation's later turns, when the file holds one) for those saved by `eval.fit_relevance --out`
+conversation's follow-up readings, when the file holds one) for those saved by `eval.fit_relevance --out`
 (the trees candidates of docs/benchmarks.md, sessions 15 and 16). Only the phrasings of `--split`
 are asked (train by default)."""
 

@@ -6,7 +6,7 @@ A question is condensed with its history only when it refers back (`Query.refers
 question is searched as asked, so "Which papers use graph neural networks?" after a question about
 one paper is not turned into a search for that paper. Offline, a question that does not point back
 but says little the previous answer's papers lack is also read as a follow-up, and that reading
-is kept when it answers with more confidence. Rewriting: with an LLM, the `condense`
+is kept when it clears its own model's threshold by more. Rewriting: with an LLM, the `condense`
 prompt; without one, the query carries the previous turn's subject (the titles of the papers the
 previous answer cited, else retrieved). The previous answer's papers are also handed to the
 pipeline as the conversation's context, so "Who are its authors?" is answered from the catalogue."""
@@ -137,8 +137,9 @@ class ChatSession:
         asked and as a follow-up: a question that does not point back but brings little the
         conversation's papers lack (`FOLLOW_UP_UNHELD`), such as "what domains does that benchmark
         cover?" (a definite or elided subject no cue names); the follow-up reading is kept when it
-        answers with more confidence. `eval.fit_relevance` collects the follow-up reading through
-        this too, so the answerable model is fitted on what the chat scores."""
+        clears its own model's threshold by more (`_more_confident`). `eval.fit_relevance` collects
+        the follow-up reading through this too, so the answerable model is fitted on what the chat
+        scores."""
         history = self.in_conversation
         follows = history and q.refers_back
         both = (

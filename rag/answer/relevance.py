@@ -19,7 +19,7 @@ the question is, the runner-up paper's probability and the most probable paper's
 (`ANSWERABLE_FEATURES`); the shipped one is gradient-boosted trees (`rag.answer.trees`, fitted by
 `eval.fit_relevance --shape trees`, adopted 2026-12-05). The trees decide only inputs like those
 they were fitted on; a logistic `fallback` over `LOGISTIC_FEATURES` decides a conversation's later
-turns, and everything with an embedder other than the local MiniLM
+turn read as a follow-up (with its history), and everything with an embedder other than the local MiniLM
 (`rag.answer.trees.question_models`).
 A question that names a filter and a topic ("Which papers by Sergey Levine are about diffusion?")
 is decided instead by a third, two-feature model (`filtered`) over the assessment of its topic
@@ -297,7 +297,7 @@ class Relevance:
         """Both models over the hits. `held`: words every hit holds whatever its title and abstract
         say, the words of the filters the search applied ("Sergey Levine" for his papers); they
         count as held by each paper, as the keyword index that applied the filter reads them.
-        `later_turn`: a conversation's later turn, decided by `deciding(True)`.
+        `later_turn`: a conversation's later turn read as a follow-up, decided by `deciding(True)`.
 
         A paper's `rank` is its place in the fusion's order, the signal the models were fitted on:
         the search reorders its first papers by their best sentence (rag.search.rerank), which the

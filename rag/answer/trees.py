@@ -164,8 +164,8 @@ def load_model(path: Path, part: str) -> LogisticModel | TreeModel:
 def question_models(path: Path, embedder: str) -> tuple[LogisticModel | TreeModel, LogisticModel | None]:
     """The answerable model of `path` and its `fallback` (a logistic model, saved beside trees).
     The trees decide only inputs like those they were fitted on: questions asked first, their
-    cosines read by the local MiniLM. The fallback decides a conversation's later turns
-    (`Relevance.deciding`), and with another embedder (OpenAI's, the tests' hash) everything, as the
+    cosines read by the local MiniLM. The fallback decides a conversation's later turn read as
+    a follow-up (`Relevance.deciding`), and with another embedder (OpenAI's, the tests' hash) everything, as the
     best-sentence reranker is on only with the local model: the cosines of other embedders sit on
     another scale, which a logistic model extrapolates monotonically and trees flat."""
     answerable = load_model(path, "answerable")

@@ -27,6 +27,7 @@ class ItemResult:
     fact_hit: bool | None = None  # None when the item states no fact or is unanswerable
     judge_correct: bool | None = None
     confidence: float | None = None  # the answer's relevance: how sure it is that the sources answer
+    threshold: float | None = None  # the deciding model's threshold that confidence was compared with
 
     @property
     def cited_ids(self) -> list[str]:

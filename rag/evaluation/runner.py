@@ -129,6 +129,7 @@ def run_item(app: App, item: Item, retrieval_only: bool, judge: Judge | None) ->
         result.answer = answer.text
         result.abstained = answer.abstained
         result.confidence = getattr(answer, "confidence", None)
+        result.threshold = getattr(answer, "threshold", None)
         result.cited = [(c.paper.id, c.supported) for c in answer.citations]
         result.claims = len(answer.claims)
         result.unsupported = sum(1 for c in answer.claims if not c.supported)
