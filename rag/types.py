@@ -206,9 +206,13 @@ class Answer:
     # the relevance model's probability that the best retrieved paper answers (offline content
     # answers; None otherwise): the answer abstains below the model's threshold
     confidence: float | None = None
-    # the threshold that confidence was compared with (the deciding model's own: a conversation's
-    # follow-up reading and a question read as asked may be decided by different models)
+    # the threshold that confidence was compared with (the deciding model's own, or a user's
+    # RAG_ABSTAIN_THRESHOLD: a follow-up reading and a question read as asked may be decided by
+    # different models)
     threshold: float | None = None
+    # how far that confidence clears the deciding model's own threshold (not a user's): two readings
+    # of a conversation's turn, decided by different models, are compared by it (`rag.answer.chat`)
+    margin: float | None = None
 
     def public(self) -> dict[str, Any]:
         return {

@@ -254,7 +254,8 @@ def test_the_follow_up_reading_is_kept_only_when_it_clears_its_threshold_by_more
     from rag.answer.chat import _more_confident
     from rag.types import Answer
 
-    def answer(abstained: bool, confidence: float | None, threshold: float | None = 0.3) -> Answer:
+    def answer(abstained: bool, confidence: float | None, own: float = 0.3) -> Answer:
+        margin = None if confidence is None else confidence - own
         return Answer(
             question="q",
             query="q",
@@ -262,7 +263,7 @@ def test_the_follow_up_reading_is_kept_only_when_it_clears_its_threshold_by_more
             mode="extractive",
             abstained=abstained,
             confidence=confidence,
-            threshold=threshold,
+            margin=margin,
         )
 
     assert _more_confident(answer(False, 0.5), answer(True, 0.1))
@@ -270,9 +271,20 @@ def test_the_follow_up_reading_is_kept_only_when_it_clears_its_threshold_by_more
     assert _more_confident(answer(False, 0.8), answer(False, 0.6))
     assert not _more_confident(answer(False, 0.6), answer(False, 0.8))
     # higher probability, smaller margin over a stricter model's threshold: the reading as asked stands
-    assert not _more_confident(answer(False, 0.7, threshold=0.6), answer(False, 0.5, threshold=0.25))
-    assert _more_confident(answer(False, 0.5, threshold=0.25), answer(False, 0.7, threshold=0.6))
-    assert not _more_confident(answer(False, 0.9), answer(False, None, None))  # a catalogue answer stands
+    assert not _more_confident(answer(False, 0.7, own=0.6), answer(False, 0.5, own=0.25))
+    assert _more_confident(answer(False, 0.5, own=0.25), answer(False, 0.7, own=0.6))
+    assert not _more_confident(answer(False, 0.9), answer(False, None))  # a catalogue answer stands
+
+
+def test_a_users_threshold_decides_but_the_margin_is_over_the_models_own() -> None:
+    """`RAG_ABSTAIN_THRESHOLD` decides whether to answer, for every model; the margin two readings
+    are compared by stays over the deciding model's own threshold, since one user threshold over
+    two models' scales would compare their raw probabilities."""
+    pipe, _ = pipeline(abstain_threshold=0.01)
+    answer = pipe.answer("How does GradSurg handle conflicting gradients in multi-task learning?")
+    own = pipe.relevance.own_floor()
+    assert own != 0.01 and answer.threshold == 0.01 and answer.confidence is not None
+    assert answer.margin == pytest.approx(answer.confidence - own, abs=1e-4)
 
 
 # -- names the collection never mentions ----------------------------------------------------

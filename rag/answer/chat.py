@@ -31,23 +31,16 @@ from rag.types import Answer, Filters, Paper
 FOLLOW_UP_UNHELD = 1.6
 
 
-def _margin(answer: Answer) -> float | None:
-    """How far the answer's confidence clears its deciding model's threshold: the reading as asked
-    and the follow-up reading are decided by different models (`Relevance.deciding`), whose
-    probabilities are on different scales, so their margins are compared, not the probabilities."""
-    if answer.confidence is None or answer.threshold is None:
-        return None
-    return answer.confidence - answer.threshold
-
-
 def _more_confident(followed: Answer, asked: Answer) -> bool:
-    """The follow-up reading answers, and the question as asked does not or with a smaller margin
-    (a catalogue answer, which has no confidence, stands)."""
+    """The follow-up reading answers, and the question as asked does not or clears its deciding
+    model's own threshold by less (`Answer.margin`: the two readings may be decided by different
+    models, whose probabilities are on different scales; a catalogue answer, which has no
+    confidence, stands)."""
     if followed.abstained:
         return False
     if asked.abstained:
         return True
-    f, a = _margin(followed), _margin(asked)
+    f, a = followed.margin, asked.margin
     return f is not None and a is not None and f > a
 
 

@@ -407,13 +407,15 @@ class AnswerPipeline:
         else:
             topical = self._topical(q, k, filters) if query == question else None
             if topical is not None and q.has_topic:  # decided on its topic among the filtered papers
-                decides, floor = topical, self.relevance.abstain_filtered_below
+                decides, filtered = topical, True
                 confidence = self.relevance.filtered_confidence(topical)
             else:
                 asked = question if query == question else f"{question} {query}"
                 decides = self.relevance.assess(asked, hits, held=q.applied_words(filters), later_turn=later_turn)
-                floor, confidence = self.relevance.floor(later_turn), decides.confidence
+                filtered, confidence = False, decides.confidence
+            floor = self.relevance.floor(later_turn, filtered)
             result.confidence, result.threshold = round(confidence, 4), round(floor, 4)
+            result.margin = confidence - self.relevance.own_floor(later_turn, filtered)
             if confidence < floor:
                 reason = f"no retrieved paper is likely to answer (best {confidence:.2f})"
                 self._abstain(result, ABSTAIN_TEXT, reason, q, on_token)

@@ -168,22 +168,28 @@ class Relevance:
         in the paper's probability, answers it."""
         return self.fallback if later_turn and self.fallback is not None else self.answerable
 
-    def floor(self, later_turn: bool = False) -> float:
-        """The threshold under which the deciding model's confidence abstains (a user's own applies
-        to every model)."""
+    def own_floor(self, later_turn: bool = False, filtered: bool = False) -> float:
+        """The deciding model's own threshold, chosen on validation (`eval.fit_relevance`): the
+        `filtered` model's for a question decided on its topic among a filter's papers, else the
+        answerable model's or the follow-up reading's `fallback`. Two readings of a conversation's
+        turn are compared by their margins over these, whatever threshold a user set, since the
+        models' probabilities are on different scales (`rag.answer.chat`)."""
+        if filtered and self.filtered is not None:
+            return self.filtered.thresholds.get("abstain", 0.5)
+        return self.deciding(later_turn).thresholds.get("abstain", 0.5)
+
+    def floor(self, later_turn: bool = False, filtered: bool = False) -> float:
+        """The threshold under which the deciding model's confidence abstains: a user's own
+        (`RAG_ABSTAIN_THRESHOLD`) applies to every model, else the model's own."""
         if self.abstain_threshold is not None:
             return self.abstain_threshold
-        return self.deciding(later_turn).thresholds.get("abstain", 0.5)
+        return self.own_floor(later_turn, filtered)
 
     @property
     def abstain_filtered_below(self) -> float:
         """The threshold for a question decided on its topic among the papers of a filter it named
-        (`AnswerPipeline._topical`, `filtered_confidence`); a user's own threshold applies to both."""
-        if self.abstain_threshold is not None:
-            return self.abstain_threshold
-        if self.filtered is not None:
-            return self.filtered.thresholds.get("abstain", 0.5)
-        return self.abstain_below
+        (`AnswerPipeline._topical`, `filtered_confidence`)."""
+        return self.floor(filtered=True)
 
     def filtered_confidence(self, topical: Assessment) -> float:
         """The probability that a filtered question is answered, from the assessment of its topic
