@@ -294,7 +294,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     for source in SOURCES:
         if args.source and source.name not in args.source and family(source.name) not in args.source:
             continue
-        if source.index not in homes or not source.path.exists():
+        if source.index not in homes:
+            continue
+        if not source.path.exists():  # reported, not silently dropped: the figures would be partial
+            skipped[source.name] = [
+                f"{source.path} is missing (`python -m eval.build_heldout` writes the generated sets)"
+            ]
             continue
         got, errors = run_source(source, Path(homes[source.index]), splits, config, not args.quiet)
         rows += got

@@ -323,3 +323,17 @@ def test_a_writer_drawn_for_one_split_gets_only_that_splits_unused_papers() -> N
     assert all(p.abstract.strip() for p in with_abstract) and not any(p.abstract.strip() for p in title_only)
     every = drawable(papers, used)
     assert len(every[0]) + len(every[1]) == 197 > len(drawn)
+
+
+def test_a_missing_source_file_is_reported_not_silently_dropped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run whose generated sets were never built (a fresh clone, a worktree) must say so: the
+    figures it prints cover fewer families than the README's, and nothing else would tell."""
+    import eval.heldout as heldout
+
+    absent = tmp_path / "absent.jsonl"
+    monkeypatch.setattr(heldout, "SOURCES", (heldout.Source("conf-absent", "conf", absent),))
+    heldout.main(["--home", f"conf={tmp_path}", "--out", str(tmp_path / "out"), "--quiet"])
+    assert f"{absent} is missing" in capsys.readouterr().err
+    assert "conf-absent" in json.loads((tmp_path / "out" / "results.json").read_text())["skipped"]
