@@ -291,15 +291,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     config = parse_config(args.config) if args.config else Config("current")
     rows: list[Row] = []
     skipped: dict[str, list[str]] = {}
+    missing: dict[str, str] = {}  # sources not run: reported, not dropped, since the figures would be partial
     for source in SOURCES:
         if args.source and source.name not in args.source and family(source.name) not in args.source:
             continue
         if source.index not in homes:
             continue
-        if not source.path.exists():  # reported, not silently dropped: the figures would be partial
-            skipped[source.name] = [
+        if not source.path.exists():
+            missing[source.name] = (
                 f"{source.path} is missing (`python -m eval.build_heldout` writes the generated sets)"
-            ]
+            )
             continue
         got, errors = run_source(source, Path(homes[source.index]), splits, config, not args.quiet)
         rows += got
@@ -310,6 +311,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(text)
     for name, errors in skipped.items():
         print(f"{name}: {len(errors)} items skipped (first: {errors[0]})", file=sys.stderr)
+    for name, why in missing.items():
+        print(f"{name}: not run ({why})", file=sys.stderr)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "report.md").write_text(text + "\n", encoding="utf-8")
@@ -320,6 +323,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                     "config": {"name": config.name, "overrides": config.overrides},
                     "table": entries,
                     "skipped": skipped,
+                    "missing": missing,
                     "items": [
                         {"source": r.source, "split": r.split, "confidence": r.confidence, **r.result.to_dict()}
                         for r in kept

@@ -163,9 +163,9 @@ class AnswerSettings(BaseModel):
         ge=0,
         le=1,
         description="Offline answers abstain when no retrieved paper is at least this likely to answer "
-        "(unset: the relevance model's own thresholds, one for a whole question and one for a topic "
-        "among the papers of a filter the question named, each chosen on held-out questions; lower "
-        "answers more, higher abstains more).",
+        "(unset: the deciding models' own thresholds, for a question, for a chat turn read as a "
+        "follow-up and for a topic among the papers of a filter the question named, each chosen on "
+        "held-out questions; lower answers more, higher abstains more).",
     )
     abstain_on_unknown_names: bool = Field(
         default=True,

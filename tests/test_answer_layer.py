@@ -469,6 +469,21 @@ def test_a_follow_up_reading_is_decided_by_the_fallback_model_and_a_new_question
     assert not new_question.abstained and new_question.threshold == pytest.approx(relevance.floor(), abs=1e-4)
 
 
+def test_a_topic_decided_without_a_filtered_model_keeps_the_answerable_models_threshold(
+    sample_app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A filtered question's topic is assessed as a question asked first, so without a `filtered`
+    model its threshold is the answerable trees', even on a follow-up reading (whose own decision
+    is the fallback's)."""
+    relevance = sample_app.pipeline.relevance
+    monkeypatch.setattr(relevance, "filtered", None)
+    assert relevance.fallback is not None
+    trees, fallback = relevance.answerable.thresholds["abstain"], relevance.fallback.thresholds["abstain"]
+    assert trees != fallback
+    assert relevance.own_floor(later_turn=True, filtered=True) == trees
+    assert relevance.own_floor(later_turn=True) == fallback
+
+
 def test_trees_decide_only_with_the_embedder_they_were_fitted_on(tmp_path: Path) -> None:
     """With another embedder than the local MiniLM (OpenAI's, the tests' hash), the cosines sit on
     another scale: the file's logistic fallback decides everything; a file without a fallback

@@ -336,4 +336,4 @@ def test_a_missing_source_file_is_reported_not_silently_dropped(
     monkeypatch.setattr(heldout, "SOURCES", (heldout.Source("conf-absent", "conf", absent),))
     heldout.main(["--home", f"conf={tmp_path}", "--out", str(tmp_path / "out"), "--quiet"])
     assert f"{absent} is missing" in capsys.readouterr().err
-    assert "conf-absent" in json.loads((tmp_path / "out" / "results.json").read_text())["skipped"]
+    assert "conf-absent" in json.loads((tmp_path / "out" / "results.json").read_text())["missing"]

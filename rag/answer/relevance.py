@@ -170,13 +170,15 @@ class Relevance:
 
     def own_floor(self, later_turn: bool = False, filtered: bool = False) -> float:
         """The deciding model's own threshold, chosen on validation (`eval.fit_relevance`): the
-        `filtered` model's for a question decided on its topic among a filter's papers, else the
-        answerable model's or the follow-up reading's `fallback`. Two readings of a conversation's
+        `filtered` model's for a question decided on its topic among a filter's papers (the
+        answerable model's when the file has none), else the answerable model's or the follow-up
+        reading's `fallback`. Two readings of a conversation's
         turn are compared by their margins over these, whatever threshold a user set, since the
         models' probabilities are on different scales (`rag.answer.chat`)."""
         if filtered and self.filtered is not None:
             return self.filtered.thresholds.get("abstain", 0.5)
-        return self.deciding(later_turn).thresholds.get("abstain", 0.5)
+        # without a filtered model, the topic's assessment is the answerable model's, asked first
+        return self.deciding(later_turn and not filtered).thresholds.get("abstain", 0.5)
 
     def floor(self, later_turn: bool = False, filtered: bool = False) -> float:
         """The threshold under which the deciding model's confidence abstains: a user's own
