@@ -299,6 +299,23 @@ def test_a_coined_name_no_paper_mentions_is_abstained_on_and_named() -> None:
     assert not known.abstained and known.citations
 
 
+def test_a_detail_the_named_paper_does_not_state_is_abstained_on_and_named() -> None:
+    """A question that names its paper and asks for a detail none of whose words that paper's
+    title or abstract holds is not answered, and the answer says what is missing; a detail the
+    abstract states, a question asking for papers rather than a detail, and a question naming a
+    filter are left to the model."""
+    pipe, _ = pipeline(abstain_threshold=0.0)  # the model would answer anything: only the rule abstains
+    missing = pipe.answer("How many GPU hours does GradSurg need for training?")
+    assert missing.abstained and missing.citations == []
+    assert "GradSurg" in missing.text and "GPU hours" in missing.text and "GPU hours" in missing.reason
+    for answered in (
+        "What accuracy does GradSurg reach on NYUv2?",
+        "What kind of method is GradSurg?",
+        "Which papers by Ada Lovelace does GradSurg build on?",
+    ):
+        assert not pipe.answer(answered).abstained, answered
+
+
 @pytest.mark.parametrize(
     ("question", "unknown"),
     [

@@ -12,6 +12,9 @@ fitted thresholds applies; `BACK_REFERENCE` says when a question is condensed wi
   and 0.90 at the single-answer threshold: `eval/fit_relevance.py`).
 - BACK_REFERENCE: a follow-up is condensed only when it points back; on validation, follow-up and
   topic-switch questions over the whole conference are answered from the right paper.
+- ASKED_FOR: the detail a question asks for ("How many GPU hours …", "Which LLM does …"), which
+  `Relevance.unheld_detail` looks for in the paper the question names (its validation figure is
+  in that method's docstring).
 """
 
 from __future__ import annotations
@@ -109,6 +112,26 @@ BACK_REFERENCE = _cue(
     "Who are its authors?",
     "What data did they test that method on?",
     "How does that paper evaluate it?",
+)
+
+# The words between a leading what / which / how many / how much and an auxiliary verb (or "of"):
+# the detail asked for ("GPU hours", "BLEU score", "LLM"). A question whose words after "what" run
+# into another verb ("What work applies proteins to …") asks for papers on a topic, not a detail.
+ASKED_FOR = _cue(
+    "asked_for",
+    r"^\s*(?:(?:and|so|ok|in)\s+)?(?:what|which|how\s+many|how\s+much)\s+((?:[\w'/.%-]+\s+){0,4}?)"
+    r"(?:does|do|did|is|are|was|were|has|have|had|can|could|would|will|should|of)\b",
+    "How many GPU hours did it take to train Proteina?",
+    "Which LLM does GRAIL use to write the programs?",
+    "What BLEU score does AEQA-NAT obtain on WMT14?",
+    "What fraction of the weights does SeleKT update?",
+)
+# Words that say what sort of answer is wanted, not which detail ("what kind of", "which paper",
+# "what approaches"): a question asking only these asks for no detail. Written on the train split.
+SORT_OF_ANSWER = frozenset(
+    "approach approaches kind kinds type types sort sorts method methods work works paper papers research "
+    "exist exists way ways technique techniques idea ideas problem problems proposal propose proposes "
+    "introduce introduces introduced main new result results model models".split()
 )
 
 

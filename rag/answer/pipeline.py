@@ -404,6 +404,10 @@ class AnswerPipeline:
                 "(spelt otherwise in the papers? ask with their spelling)."
             )
             self._abstain(result, text, f"no paper of the collection mentions {names}", q, on_token)
+        elif not q.spans and (unheld := self.relevance.unheld_detail(question, hits)):  # no filter named
+            paper, detail = unheld
+            text = f"The collection does not say: the abstract of “{paper.display_title}” does not mention {detail}."
+            self._abstain(result, text, f"the paper the question names does not mention {detail}", q, on_token)
         else:
             topical = self._topical(q, k, filters) if query == question else None
             if topical is not None and q.has_topic:  # decided on its topic among the filtered papers

@@ -41,12 +41,12 @@ from pathlib import Path
 import numpy as np
 from bm25s.stopwords import STOPWORDS_EN
 
-from rag.answer.cues import ASKS, cues
+from rag.answer.cues import ASKED_FOR, ASKS, SORT_OF_ANSWER, cues
 from rag.answer.evidence import Vectors, leading_sentences
 from rag.answer.logistic import LogisticModel
 from rag.answer.sentences import Tokens
 from rag.answer.trees import TreeModel
-from rag.text import COMMON_ACRONYMS, GENERIC_WORDS, STOPWORDS, contains_term, fold, names_in
+from rag.text import COMMON_ACRONYMS, GENERIC_WORDS, STOPWORDS, contains_term, content_words, fold, is_coined, names_in
 from rag.types import Hit, Paper
 
 RELEVANCE_MODEL = Path(__file__).parents[1] / "models" / "relevance.json"
@@ -280,6 +280,32 @@ class Relevance:
                 unknown.append(name)
         return unknown
 
+    def unheld_detail(self, question: str, hits: Sequence[Hit]) -> tuple[Paper, str] | None:
+        """The paper the question names and the detail it asks for, when that paper's title and
+        abstract hold none of the detail's words: "How many GPU hours did it take to train
+        Proteina?" of a Proteina whose abstract gives no compute. The collection cannot answer it,
+        and the answerable model, which sees a question that matches its paper closely, is sure it
+        can (the writers' near misses it answers are mostly these). The paper named is the search's
+        first, when a coined word of its title's name (before a colon) is in the question; the
+        detail is `ASKED_FOR`'s words less `SORT_OF_ANSWER` ("which paper", "what kind of").
+
+        The second hand rule in front of the model, beside `unknown_names`, kept because a
+        validation figure shows it pays (session 20, docs/benchmarks.md)."""
+        if not self.check_names or not hits:
+            return None
+        asked = ASKED_FOR.pattern.match(question)
+        if asked is None:
+            return None
+        detail = content_words(asked.group(1)) - _SORT_STEMS
+        paper = hits[0].paper
+        head = (paper.title or "").split(":")[0]
+        named = {n for n in names_in(head) if is_coined(n)}
+        if not detail or not any(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", question, re.I) for n in named):
+            return None
+        if detail & content_words(f"{paper.title} {paper.abstract}"):
+            return None
+        return paper, asked.group(1).strip()
+
     def _mentioned(self, word: str) -> bool:
         """The word is in some title or abstract, or it is a known name with a number added
         ("Dscam1" where abstracts say "Dscam")."""
@@ -420,6 +446,9 @@ class Relevance:
                 float(facts.weights.sum()) / facts.scale,
             ]
         )
+
+
+_SORT_STEMS = content_words(" ".join(SORT_OF_ANSWER))
 
 
 def question_probability(model: LogisticModel | TreeModel, row: np.ndarray) -> float:
