@@ -170,7 +170,8 @@ class AnswerSettings(BaseModel):
     abstain_on_unknown_names: bool = Field(
         default=True,
         description="Offline answers say the collection does not say when the question names a coined "
-        "name (LoomAttention, HELIOS-Tab) that no paper of the collection mentions.",
+        "name (LoomAttention, HELIOS-Tab) that no paper of the collection mentions, or asks the paper it "
+        "names for a detail its abstract does not mention (GPU hours, a score).",
     )
 
 

@@ -8,9 +8,11 @@ Offline (no LLM, the default):
 3. search (rag.search.retrieve) with the filters the question named applied, then one calibrated
    relevance model (rag.answer.relevance) gives each found paper the probability that it answers;
    below `abstain` for all of them, the answer is "the collection does not say"; papers below
-   `keep` are left out. Before it, one rule that a
+   `keep` are left out. Before it, two rules that a
    validation figure keeps: a coined name the question asks about that no paper of the collection
-   mentions is a question the collection cannot answer (`Relevance.unknown_names`);
+   mentions is a question the collection cannot answer (`Relevance.unknown_names`), and so is a
+   detail asked of the paper the question names that its abstract does not mention
+   (`Relevance.unheld_detail`: "How many GPU hours did Proteina take?");
 4. the kept papers lead in the search's order, each with the sentences that answer this question
    (rag.answer.sentences, rag.answer.compose); when the question named filters, the papers come
    from a search of its other words among the filtered ones (`_topical`), and when those words
