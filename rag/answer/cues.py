@@ -127,11 +127,14 @@ ASKED_FOR = _cue(
     "What fraction of the weights does SeleKT update?",
 )
 # Words that say what sort of answer is wanted, not which detail ("what kind of", "which paper",
-# "what approaches"): a question asking only these asks for no detail. Written on the train split.
+# "what approaches"), the measure a number is given in ("what fraction of", "what percentage"), or a
+# catalogue field ("how many authors"): a question asking only these asks the abstract for no detail.
 SORT_OF_ANSWER = frozenset(
     "approach approaches kind kinds type types sort sorts method methods work works paper papers research "
     "exist exists way ways technique techniques idea ideas problem problems proposal propose proposes "
-    "introduce introduces introduced main new result results model models".split()
+    "introduce introduces introduced main new result results model models "
+    "percentage percent fraction proportion share portion amount number size rate ratio much many "
+    "author authors year venue conference track area decision title".split()
 )
 
 

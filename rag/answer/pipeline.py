@@ -12,7 +12,7 @@ Offline (no LLM, the default):
    validation figure keeps: a coined name the question asks about that no paper of the collection
    mentions is a question the collection cannot answer (`Relevance.unknown_names`), and so is a
    detail asked of the paper the question names that its abstract does not mention
-   (`Relevance.unheld_detail`: "How many GPU hours did Proteina take?");
+   (`Relevance.unheld_detail`: "What AUROC does BoxLM reach on MIMIC-IV?");
 4. the kept papers lead in the search's order, each with the sentences that answer this question
    (rag.answer.sentences, rag.answer.compose); when the question named filters, the papers come
    from a search of its other words among the filtered ones (`_topical`), and when those words
@@ -408,7 +408,12 @@ class AnswerPipeline:
             self._abstain(result, text, f"no paper of the collection mentions {names}", q, on_token)
         elif not q.spans and (unheld := self.relevance.unheld_detail(question, hits)):  # no filter named
             paper, detail = unheld
-            text = f"The collection does not say: the abstract of “{paper.display_title}” does not mention {detail}."
+            where = (
+                f"the abstract of “{paper.display_title}”"
+                if paper.abstract
+                else f"“{paper.display_title}” (no abstract)"
+            )
+            text = f"The collection does not say: {where} does not mention {detail}."
             self._abstain(result, text, f"the paper the question names does not mention {detail}", q, on_token)
         else:
             topical = self._topical(q, k, filters) if query == question else None
