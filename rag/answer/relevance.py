@@ -33,6 +33,7 @@ paper's abstract does not mention (`unheld_detail`)."""
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -303,7 +304,7 @@ class Relevance:
         asked = ASKED_FOR.pattern.match(question)
         if asked is None:
             return None
-        detail = _held_terms(self.tokens, asked.group(1)) - _held_terms(self.tokens, " ".join(SORT_OF_ANSWER))
+        detail = _held_terms(self.tokens, asked.group(1)) - _sort_terms(self.tokens)
         paper = hits[0].paper
         if not detail or not _names_paper(question, paper):
             return None
@@ -463,6 +464,12 @@ def _held_terms(tokens: Tokens, text: str) -> set[int]:
     joined = " ".join(m.replace("-", "") for m in re.findall(r"\w+(?:-\w+)+", text))
     singular = " ".join(w[:-1] for w in re.findall(r"\b\w{3,}s\b", text))
     return set(tokens(f"{text} {joined} {singular}"))
+
+
+@functools.cache
+def _sort_terms(tokens: Tokens) -> frozenset[int]:
+    """`SORT_OF_ANSWER` as terms, once per tokenizer rather than on every question."""
+    return frozenset(_held_terms(tokens, " ".join(SORT_OF_ANSWER)))
 
 
 def _title_names(paper: Paper) -> set[str]:
