@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from rag.answer.catalogue import count_text
-from rag.answer.cues import ASKED_FOR, ASKS, BACK_REFERENCE, MANY, ROLES
+from rag.answer.cues import ASKED_FOR, ASKS, BACK_REFERENCE, COMPARATIVE, MANY, QUANTITY, REPORTED_VALUE, ROLES
 from rag.answer.pipeline import merge_filters
 from rag.answer.query import read, recognise_filters
 from rag.answer.relevance import FEATURES, QUESTION_FEATURES, LogisticModel, part_weakest, topic_parts
@@ -24,7 +24,7 @@ from tests.fakes import corpus, pipeline
 
 def test_every_cue_matches_the_examples_it_is_written_for() -> None:
     """The answer layer's hand rules are data: each cue carries the sentences it is written for."""
-    for cue in (*ROLES, *ASKS, MANY, BACK_REFERENCE, ASKED_FOR):
+    for cue in (*ROLES, *ASKS, MANY, BACK_REFERENCE, ASKED_FOR, QUANTITY, REPORTED_VALUE, COMPARATIVE):
         assert cue.examples, cue.name
         for example in cue.examples:
             assert cue.pattern.search(example), (cue.name, example)

@@ -308,7 +308,11 @@ def test_a_detail_the_named_paper_does_not_state_is_abstained_on_and_named() -> 
     missing = pipe.answer("How many GPU hours does GradSurg need for training?")
     assert missing.abstained and missing.citations == []
     assert "GradSurg" in missing.text and "GPU hours" in missing.text and "GPU hours" in missing.reason
+    unreported = pipe.answer("What mean error does GradSurg reach on NYUv2?")  # a value: its measure must be named
+    assert unreported.abstained and "mean error" in unreported.text
     for answered in (
+        "Which dataset is GradSurg evaluated on?",  # a thing, named in the abstract only as "NYUv2"
+        "How much faster does GradSurg train?",  # a comparative: any number may answer it
         "What accuracy does GradSurg reach on NYUv2?",
         "What kind of method is GradSurg?",
         "What fraction of the gradients does GradSurg project?",
@@ -333,6 +337,9 @@ def test_which_paper_a_question_names_and_which_words_it_holds() -> None:
     assert not _names_paper("Which metrics do detectors use as gold standard?", gold)
     assert _names_paper("What AUROC does GOLD reach?", gold)
     assert _names_paper("which models did gsm-symbolic test?", Paper(id="c", title="GSM-Symbolic: Limits of Reasoning"))
+    assert not _names_paper("How many GPU hours did it take?", Paper(id="h", title="DiD: Estimating Effects"))
+    assert not _names_paper("How much did SWE-Lancer pay?", Paper(id="g", title="SWE: Software Agents"))
+    assert _title_names(Paper(id="e", title="Quamba2: Scalable Quantization")) == {"Quamba2"}
     for asked, stated in (("GPUs", "a single GPU"), ("speed-up", "a 2x speedup"), ("GB", "one 80GB card")):
         assert _held_terms(TOKENIZE, asked) & _held_terms(TOKENIZE, stated), (asked, stated)
     assert not _held_terms(TOKENIZE, "GPU hours") & _held_terms(TOKENIZE, "accuracy on NYUv2")

@@ -12,9 +12,10 @@ fitted thresholds applies; `BACK_REFERENCE` says when a question is condensed wi
   and 0.90 at the single-answer threshold: `eval/fit_relevance.py`).
 - BACK_REFERENCE: a follow-up is condensed only when it points back; on validation, follow-up and
   topic-switch questions over the whole conference are answered from the right paper.
-- ASKED_FOR: the detail a question asks for ("How many GPU hours …", "Which LLM does …"), which
-  `Relevance.unheld_detail` looks for in the paper the question names (validation: 9 near misses
-  turned to abstentions, no decision of any family turned wrong; docs/benchmarks.md, session 20).
+- ASKED_FOR, REPORTED_VALUE, COMPARATIVE: the detail a question asks for ("How many GPU hours …",
+  "Which LLM does …"), which `Relevance.unheld_detail` looks for in the paper the question names,
+  whether it is a value the paper reports, and a comparison any number may answer
+  (docs/benchmarks.md, sessions 20 and 21, has the figures).
 """
 
 from __future__ import annotations
@@ -125,6 +126,31 @@ ASKED_FOR = _cue(
     "Which LLM does GRAIL use to write the programs?",
     "What BLEU score does AEQA-NAT obtain on WMT14?",
     "What fraction of the weights does SeleKT update?",
+)
+# A "what / which X" question that asks for a value the paper reports ("What AUROC does BoxLM reach
+# …?"), not for a thing it uses ("Which simulator is AdaWM evaluated in?", answered by "CARLA"):
+# a value needs its measure named, a thing may be named only as an instance.
+REPORTED_VALUE = _cue(
+    "reported_value",
+    r"\b(?:reach|reaches|reached|get|gets|got|achieve|achieves|achieved|obtain|obtains|obtained|attain|"
+    r"attains|attained|score|scores|scored|report|reports|reported|yield|yields|yielded)\b",
+    "What AUROC does BoxLM reach on MIMIC-IV?",
+    "What score does LLaVA-Mini get on MMBench?",
+)
+# A detail asked as a count or an amount ("How many GPU hours …"): a measure, never a thing.
+QUANTITY = _cue(
+    "quantity",
+    r"^\s*(?:(?:and|so|ok|in)\s+)?how\s+(?:many|much)\b",
+    "How many GPU hours did it take to train Proteina?",
+    "How much memory does DMILO save?",
+)
+# "How much faster / better …": any number of the abstract may answer it ("a 3x speed-up").
+COMPARATIVE = _cue(
+    "comparative",
+    r"^\s*(?:(?:and|so|ok|in)\s+)?how\s+much\s+(?:more|less|better|worse|faster|slower|larger|smaller|higher|"
+    r"lower|fewer|greater|cheaper|longer|shorter|bigger)\b",
+    "How much faster is attention computation with XAttention?",
+    "How much better does MoHD perform than a Transformer?",
 )
 # Words that say what sort of answer is wanted, not which detail ("what kind of", "which paper",
 # "what approaches"), the measure a number is given in ("what fraction of", "what percentage"), or a
