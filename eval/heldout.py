@@ -92,6 +92,10 @@ SOURCES = (
     # a question whose only subject is a paper's coined name ("What does ZETA propose?", gold that
     # paper; eval/build_named_subject.py); measured only
     Source("conf-named-subject", "conf", GENERATED / "conf_named_subject.jsonl", fitted=False),
+    # answerable questions that ask a named paper for a detail its abstract states in other words
+    # ("Which simulator is AdaWM evaluated in?" -> CARLA), written by helpers to attack the detail
+    # check (sessions 20-21, three sets; the rule was hardened on them): train only, measured only
+    Source("conf-rewordings", "conf", HELDOUT / "conf_rewordings.jsonl", "train", fitted=False),
     Source("scifact", "scifact", GENERATED / "scifact.jsonl"),
     Source("scifact-removed", "scifact-removed", GENERATED / "scifact_removed.jsonl"),
     Source("sample-dev", "sample", HANDWRITTEN / "dev.jsonl", "train"),
