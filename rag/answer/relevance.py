@@ -289,9 +289,10 @@ class Relevance:
         the answerable model, which sees a question that matches its paper closely, is sure it can
         (the writers' near misses it answers are mostly these).
 
-        The paper named is the search's first, when the question holds the coined name its title
-        opens with, before a colon (`_title_names`), and names no other retrieved paper's. The
-        detail is `ASKED_FOR`'s words less `SORT_OF_ANSWER` ("which paper", "what fraction",
+        The paper named is the search's first, when the question holds one of the coined names of
+        its title or abstract and no other name of the next two papers (`_names_used`); those of
+        them that mention the same name count too, since a paper comparing itself with it may give
+        the detail. The detail is `ASKED_FOR`'s words less `SORT_OF_ANSWER` ("which paper", "what fraction",
         "how many authors"), matched as the keyword index stems them (`_held_terms`), so that a
         plural, a spelling or a hyphen is not a missing detail. A thing asked for rather than a
         value the paper reports (`REPORTED_VALUE`) may be named only as an instance ("Which
@@ -308,12 +309,15 @@ class Relevance:
         if asked is None or COMPARATIVE.pattern.match(question):
             return None
         detail = _held_terms(self.tokens, asked.group(1)) - _sort_terms(self.tokens)
-        paper = hits[0].paper
-        if not detail or not _names_paper(question, paper):
+        first = _names_used(question, hits[0].paper)
+        if not detail or not first:
             return None
-        if any(_names_paper(question, other.paper) for other in hits[1:3]):
-            return None  # two papers named: which one lacks the detail is not this check's to say
-        if detail & _held_terms(self.tokens, f"{paper.title} {paper.abstract}"):
+        others = [(h.paper, _names_used(question, h.paper)) for h in hits[1:3]]
+        if any(used - first for _, used in others):
+            return None  # a second paper named: which one lacks the detail is not this check's to say
+        paper = hits[0].paper
+        named = [paper, *(other for other, used in others if used)]  # those naming it too may say it
+        if any(detail & _held_terms(self.tokens, f"{p.title} {p.abstract}") for p in named):
             return None
         if not QUANTITY.pattern.match(question) and not REPORTED_VALUE.pattern.search(question):
             if _instances(question, paper):
@@ -485,13 +489,6 @@ def _coined_names(text: str) -> set[str]:
     return {n for n in names if not all(w.isalpha() and (w.istitle() or w.islower()) for w in n.split("-"))}
 
 
-def _title_names(paper: Paper) -> set[str]:
-    """The coined names a paper's title opens with, before a colon ("GRAIL: …"): a title without
-    one names nothing ("Test-Time Adaptation for …")."""
-    head, colon, _ = (paper.title or "").partition(":")
-    return _coined_names(head) if colon else set()
-
-
 def _said(name: str, text: str) -> bool:
     """The name is a word of the text: an all-capitals name only in capitals, since in lower
     case it is an English word ("GOLD"), and so is one that reads as a function word in lower
@@ -501,9 +498,9 @@ def _said(name: str, text: str) -> bool:
     return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, 0 if exact else re.I) is not None
 
 
-def _names_paper(question: str, paper: Paper) -> bool:
-    """The question holds one of the paper's title names (`_title_names`, `_said`)."""
-    return any(_said(n, question) for n in _title_names(paper))
+def _names_used(question: str, paper: Paper) -> set[str]:
+    """The coined names of the paper's title and abstract the question holds (`_said`), folded."""
+    return {n.casefold() for n in _coined_names(f"{paper.title or ''} {paper.abstract or ''}") if _said(n, question)}
 
 
 def _instances(question: str, paper: Paper) -> set[str]:
