@@ -292,9 +292,9 @@ class Relevance:
         The paper named is the search's first, when the question holds one of the coined names of
         its title or abstract and no other name of the next two papers (`_names_used`); those of
         them that mention the same name count too, since a paper comparing itself with it may give
-        the detail. The detail is `ASKED_FOR`'s words less `SORT_OF_ANSWER` ("which paper", "what fraction",
-        "how many authors"), matched as the keyword index stems them (`_held_terms`), so that a
-        plural, a spelling or a hyphen is not a missing detail. A thing asked for rather than a
+        the detail. The detail is `ASKED_FOR`'s words less `SORT_OF_ANSWER` ("which paper", "what
+        fraction", "how many authors"), matched as the keyword index stems them (`_held_terms`),
+        so that a plural, a spelling or a hyphen is not a missing detail. A thing asked for rather than a
         value the paper reports (`REPORTED_VALUE`) may be named only as an instance ("Which
         simulator …?" of an abstract that says "CARLA"): it is missing only when the abstract
         names nothing the question does not. "How much faster" (`COMPARATIVE`) is left to the
@@ -482,11 +482,13 @@ def _sort_terms(tokens: Tokens) -> frozenset[int]:
     return frozenset(_held_terms(tokens, " ".join(SORT_OF_ANSWER)))
 
 
-def _coined_names(text: str) -> set[str]:
+@functools.lru_cache(maxsize=512)
+def _coined_names(text: str) -> frozenset[str]:
     """The coined names of a text ("GRAIL", "Quamba2", "GSM-Symbolic"), less compounds of
-    ordinary words ("Zero-Shot", "Chain-of-Thought")."""
+    ordinary words ("Zero-Shot", "Chain-of-Thought"). Cached: a question reads the same first
+    papers' abstracts for their names and their instances, and a conversation reads them again."""
     names = {n for n in names_in(text) if is_coined(n)}
-    return {n for n in names if not all(w.isalpha() and (w.istitle() or w.islower()) for w in n.split("-"))}
+    return frozenset(n for n in names if not all(w.isalpha() and (w.istitle() or w.islower()) for w in n.split("-")))
 
 
 def _said(name: str, text: str) -> bool:
