@@ -115,12 +115,14 @@ BACK_REFERENCE = _cue(
     "How does that paper evaluate it?",
 )
 
+# How a question that asks for a detail may open ("And how many …", "So which …").
+_OPENING = r"^\s*(?:(?:and|so|ok|in)\s+)?"
 # The words between a leading what / which / how many / how much and an auxiliary verb (or "of"):
 # the detail asked for ("GPU hours", "BLEU score", "LLM"). A question whose words after "what" run
 # into another verb ("What work applies proteins to …") asks for papers on a topic, not a detail.
 ASKED_FOR = _cue(
     "asked_for",
-    r"^\s*(?:(?:and|so|ok|in)\s+)?(?:what|which|how\s+many|how\s+much)\s+((?:[\w'/.%-]+\s+){0,4}?)"
+    _OPENING + r"(?:what|which|how\s+many|how\s+much)\s+((?:[\w'/.%-]+\s+){0,4}?)"
     r"(?:does|do|did|is|are|was|were|has|have|had|can|could|would|will|should|of)\b",
     "How many GPU hours did it take to train Proteina?",
     "Which LLM does GRAIL use to write the programs?",
@@ -140,14 +142,14 @@ REPORTED_VALUE = _cue(
 # A detail asked as a count or an amount ("How many GPU hours …"): a measure, never a thing.
 QUANTITY = _cue(
     "quantity",
-    r"^\s*(?:(?:and|so|ok|in)\s+)?how\s+(?:many|much)\b",
+    _OPENING + r"how\s+(?:many|much)\b",
     "How many GPU hours did it take to train Proteina?",
     "How much memory does DMILO save?",
 )
 # "How much faster / better …": any number of the abstract may answer it ("a 3x speed-up").
 COMPARATIVE = _cue(
     "comparative",
-    r"^\s*(?:(?:and|so|ok|in)\s+)?how\s+much\s+(?:more|less|better|worse|faster|slower|larger|smaller|higher|"
+    _OPENING + r"how\s+much\s+(?:more|less|better|worse|faster|slower|larger|smaller|higher|"
     r"lower|fewer|greater|cheaper|longer|shorter|bigger)\b",
     "How much faster is attention computation with XAttention?",
     "How much better does MoHD perform than a Transformer?",
