@@ -17,7 +17,7 @@ from rag.answer.chat import ChatSession
 from rag.answer.cite import StreamRenumberer, SupportChecker, parse_claims, renumber, strip_invalid
 from rag.answer.logistic import LogisticModel
 from rag.answer.pipeline import ABSTAIN_SENTINEL, LLMAnswerer
-from rag.answer.relevance import kept_papers
+from rag.answer.relevance import kept_papers, spelled_out
 from rag.embed import HashEmbedder
 from rag.errors import LLMError
 from rag.types import Claim, Hit, Paper
@@ -362,6 +362,35 @@ def test_which_paper_a_question_names_and_which_words_it_holds() -> None:
 def test_unknown_names_reads_compounds_and_skips_common_acronyms(question: str, unknown: list[str]) -> None:
     pipe, _ = pipeline()
     assert pipe.relevance.unknown_names(question) == unknown
+
+
+def test_an_acronym_a_found_paper_spells_out_or_a_piece_of_a_formula_is_not_an_unknown_name() -> None:
+    pipe, _ = pipeline()
+    games = Paper(id="g", title="Playing Games from Pixels", abstract="Agents play Red Dead Redemption 2 from screens.")
+    tokens = Paper(id="t", title="Language Models over Canonical Byte-Pair Encodings", abstract="Tokenizers.")
+    asked = "Which agent plays RDR2 from screen captures?"
+    assert pipe.relevance.unknown_names(asked) == ["RDR2"]  # nothing found spells it: no paper mentions it
+    assert pipe.relevance.unknown_names(asked, [Hit(games, 1.0)]) == []
+    assert pipe.relevance.unknown_names("How are BPE tokens scored?", [Hit(tokens, 1.0)]) == []
+    assert pipe.relevance.unknown_names("How does XQZ3 play?", [Hit(games, 1.0)]) == ["XQZ3"]
+    # the topic drops the mark; the question as typed shows "2GNN" is a piece of "X^2GNN"
+    assert pipe.relevance.unknown_names("close X 2GNN solutions", typed="How close are X^2GNN solutions?") == []
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "spelt"),
+    [
+        ("BERT", "Bidirectional Encoder Representations from Transformers", True),  # "from" left out
+        ("RDR2", "games such as Red Dead Redemption 2.", True),
+        ("BPE", "byte-pair encoding", True),
+        ("RDR2", "Red Dead Redemption", False),  # the number is part of the name
+        ("Bpe", "byte-pair encoding", False),  # not an acronym: mixed case
+        ("MO", "mixture of", False),  # too short to tell from chance
+        ("ZQX", "Zebra quick runs", False),
+    ],
+)
+def test_spelled_out_reads_initials_of_consecutive_words(name: str, text: str, spelt: bool) -> None:
+    assert spelled_out(name, text) is spelt
 
 
 def test_unknown_names_can_be_turned_off_and_never_stand_before_the_llm() -> None:
