@@ -30,6 +30,18 @@ def test_every_cue_matches_the_examples_it_is_written_for() -> None:
             assert cue.pattern.search(example), (cue.name, example)
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which benchmarks did SimBa get evaluated on?",  # a passive: the thing it was evaluated on
+        "Which dataset does AutoBencher use to get its questions?",  # the verb of a clause after "to"
+        "Which benchmark does CoRe use when it reports accuracy?",  # the verb of a "when" clause
+    ],
+)
+def test_a_reported_value_is_the_main_clauses_verb(question: str) -> None:
+    assert ASKED_FOR.pattern.match(question) and not REPORTED_VALUE.pattern.search(question)
+
+
 def test_the_cues_tell_roles_apart() -> None:
     background = next(c for c in ROLES if c.name == "background")
     proposal = next(c for c in ROLES if c.name == "proposal")

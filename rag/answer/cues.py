@@ -131,13 +131,18 @@ ASKED_FOR = _cue(
 )
 # A "what / which X" question that asks for a value the paper reports ("What AUROC does BoxLM reach
 # …?"), not for a thing it uses ("Which simulator is AdaWM evaluated in?", answered by "CARLA"):
-# a value needs its measure named, a thing may be named only as an instance.
+# a value needs its measure named, a thing may be named only as an instance. The verb is the main
+# clause's, before any "to / that / which / when …" or comma ("Which dataset does X use to get …"
+# asks for a thing), and "get evaluated" is a passive, not a value got.
 REPORTED_VALUE = _cue(
     "reported_value",
-    r"\b(?:reach|reaches|reached|get|gets|got|achieve|achieves|achieved|obtain|obtains|obtained|attain|"
-    r"attains|attained|score|scores|scored|report|reports|reported|yield|yields|yielded)\b",
+    _OPENING + r"(?:what|which|how\s+many|how\s+much)\b"
+    r"(?:(?!\b(?:to|that|which|when|while|where|so\s+that|in\s+order)\b)[^,;])*?"
+    r"\b(?:reach|reaches|reached|(?:get|gets|got)(?!\s+\w+(?:ed|en)\b)|achieve|achieves|achieved|obtain|obtains|"
+    r"obtained|attain|attains|attained|score|scores|scored|report|reports|reported|yield|yields|yielded)\b",
     "What AUROC does BoxLM reach on MIMIC-IV?",
     "What score does LLaVA-Mini get on MMBench?",
+    "And which accuracy is reported for DeepSeek-V3 on GSM8K?",
 )
 # A detail asked as a count or an amount ("How many GPU hours …"): a measure, never a thing.
 QUANTITY = _cue(
