@@ -36,6 +36,7 @@ def test_every_cue_matches_the_examples_it_is_written_for() -> None:
         "Which benchmarks did SimBa get evaluated on?",  # a passive: the thing it was evaluated on
         "Which dataset does AutoBencher use to get its questions?",  # the verb of a clause after "to"
         "Which benchmark does CoRe use when it reports accuracy?",  # the verb of a "when" clause
+        "Which datasets did SimBa get fine-tuned on?",  # a hyphenated participle
     ],
 )
 def test_a_reported_value_is_the_main_clauses_verb(question: str) -> None:

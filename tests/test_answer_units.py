@@ -375,6 +375,10 @@ def test_an_acronym_a_found_paper_spells_out_or_a_piece_of_a_formula_is_not_an_u
     assert pipe.relevance.unknown_names("How does XQZ3 play?", [Hit(games, 1.0)]) == ["XQZ3"]
     # the topic drops the mark; the question as typed shows "2GNN" is a piece of "X^2GNN"
     assert pipe.relevance.unknown_names("close X 2GNN solutions", typed="How close are X^2GNN solutions?") == []
+    assert pipe.relevance.unknown_names("Does X^2GNN beat 2GNN?") == ["2GNN"]  # also written alone
+    assert pipe.relevance.unknown_names("How good is {QZX9}?") == ["QZX9"]  # a brace alone is no formula
+    hyphenated = "Which agents play RDR2-style open worlds?"
+    assert pipe.relevance.unknown_names(hyphenated, [Hit(games, 1.0)]) == []  # its part is spelled out
 
 
 @pytest.mark.parametrize(
@@ -383,6 +387,11 @@ def test_an_acronym_a_found_paper_spells_out_or_a_piece_of_a_formula_is_not_an_u
         ("BERT", "Bidirectional Encoder Representations from Transformers", True),  # "from" left out
         ("RDR2", "games such as Red Dead Redemption 2.", True),
         ("BPE", "byte-pair encoding", True),
+        ("ICV", "in-context vectors", True),  # a short word may open it
+        ("TOM", "Theory of Mind", True),  # a short word may be used, not only skipped
+        ("TAT", "Transformer and Attention Training", True),  # ... or skipped where using it fails
+        ("LMO", "the language model's output", True),  # a possessive is one word, not an "s"
+        ("LMSO", "the language model's output", False),
         ("RDR2", "Red Dead Redemption", False),  # the number is part of the name
         ("Bpe", "byte-pair encoding", False),  # not an acronym: mixed case
         ("MO", "mixture of", False),  # too short to tell from chance

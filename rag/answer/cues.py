@@ -132,17 +132,24 @@ ASKED_FOR = _cue(
 # A "what / which X" question that asks for a value the paper reports ("What AUROC does BoxLM reach
 # …?"), not for a thing it uses ("Which simulator is AdaWM evaluated in?", answered by "CARLA"):
 # a value needs its measure named, a thing may be named only as an instance. The verb is the main
-# clause's, before any "to / that / which / when …" or comma ("Which dataset does X use to get …"
-# asks for a thing), and "get evaluated" is a passive, not a value got.
+# clause's: after the auxiliary and before any "to / which / when …" clause or comma ("Which
+# dataset does X use to get …" asks for a thing; "What end-to-end latency …" and "What speedup
+# compared to …" have their "to" before it), and "get evaluated" is a passive, not a value got.
 REPORTED_VALUE = _cue(
     "reported_value",
-    _OPENING + r"(?:what|which|how\s+many|how\s+much)\b"
-    r"(?:(?!\b(?:to|that|which|when|while|where|so\s+that|in\s+order)\b)[^,;])*?"
-    r"\b(?:reach|reaches|reached|(?:get|gets|got)(?!\s+\w+(?:ed|en)\b)|achieve|achieves|achieved|obtain|obtains|"
-    r"obtained|attain|attains|attained|score|scores|scored|report|reports|reported|yield|yields|yielded)\b",
+    _OPENING + r"(?:what|which|how\s+many|how\s+much)\b[^,;]*?"
+    r"\b(?:does|do|did|is|are|was|were|has|have|had|can|could|would|will|should)\b"
+    r"(?:(?!(?<!\S)(?:to|which|when|while|where|so\s+that|in\s+order)(?!\S))[^,;])*?"
+    r"\b(?:reach|reaches|reached|(?:get|gets|got)(?!\s+(?!(?:then|even|seven|often|open|when)\b)[\w-]+(?:ed|en)\b)|"
+    r"achieve|achieves|achieved|obtain|obtains|obtained|attain|attains|attained|score|scores|scored|report|"
+    r"reports|reported|yield|yields|yielded)\b",
     "What AUROC does BoxLM reach on MIMIC-IV?",
     "What score does LLaVA-Mini get on MMBench?",
     "And which accuracy is reported for DeepSeek-V3 on GSM8K?",
+    "What end-to-end latency does FlashServe achieve?",
+    "What speedup compared to FlashAttention does XAttention achieve?",
+    "What accuracy does that method reach on GSM8K?",
+    "What accuracy did MoHD get then?",
 )
 # A detail asked as a count or an amount ("How many GPU hours …"): a measure, never a thing.
 QUANTITY = _cue(

@@ -284,9 +284,9 @@ class Relevance:
         unknown = []
         for name in sorted(n for n in names_in(question) if _asked_name(n) and not _in_formula(n, typed or question)):
             parts = [p for p in re.split(r"[-–]", name) if _asked_name(p)] if "-" in name or "–" in name else [name]
-            if parts and not all(self._mentioned(p) for p in parts):
-                if not any(spelled_out(name, f"{h.paper.title}. {h.paper.abstract}") for h in hits):
-                    unknown.append(name)
+            texts = [f"{h.paper.title}. {h.paper.abstract}" for h in hits]
+            if any(not self._mentioned(p) and not any(spelled_out(p, t) for t in texts) for p in parts):
+                unknown.append(name)
         return unknown
 
     def unheld_detail(self, question: str, hits: Sequence[Hit]) -> tuple[Paper, str] | None:
@@ -587,42 +587,49 @@ def kept_papers(probabilities: Sequence[float], keep: float, share: float = 1.0)
     return [i for i, p in enumerate(probabilities) if p >= floor]
 
 
-_ACRONYM = re.compile(r"(?=(?:[A-Z0-9]*[A-Z]){2})[A-Z0-9]{3,}")
+_ACRONYM = re.compile(r"(?=(?:[A-Z0-9]*[A-Z]){2})[A-Z0-9]{3,12}")
 # Words an acronym may leave out ("Bidirectional Encoder Representations from Transformers").
 _ACRONYM_SKIPS = frozenset("of and for from the to in on with a an by via".split())
 
 
 def spelled_out(name: str, text: str) -> bool:
-    """Whether `text` spells the acronym `name` out: consecutive words (a hyphen splits them)
-    whose initials, or a number word, make it ("Red Dead Redemption 2" for RDR2, "Byte-Pair
-    Encodings" for BPE), case aside, skipping the short words acronyms leave out. Only capitals
-    and digits, three or more with two capitals at least: a short or mixed-case name would
-    match some run of five abstracts' words by chance."""
+    """Whether `text` spells the acronym `name` out: consecutive words (a hyphen splits them, a
+    possessive does not) whose initials, or a number written in digits, make it ("Red Dead
+    Redemption 2" for RDR2, "Byte-Pair Encodings" for BPE, "in-context vectors" for ICV), case
+    aside, where the short words acronyms leave out may be skipped or used ("Theory of Mind" for
+    TOM). Only capitals and digits, 3 to 12 of them with two capitals at least: a short or
+    mixed-case name would match some run of five abstracts' words by chance."""
     if not _ACRONYM.fullmatch(name):
         return False
     target = name.lower()
-    words = [w.lower() for w in re.findall(r"[A-Za-z]+|\d+", text)]
-    for start, first in enumerate(words):
-        if first in _ACRONYM_SKIPS or not target.startswith(first if first.isdigit() else first[0]):
-            continue
-        spelt, i = "", start
-        while i < len(words) and len(spelt) < len(target):
-            word = words[i]
-            piece = word if word.isdigit() else word[0]
-            if target.startswith(spelt + piece):
-                spelt += piece
-            elif word not in _ACRONYM_SKIPS:
-                break
-            i += 1
-        if spelt == target:
+    words = [w.lower() for w in re.findall(r"[^\W\d_]+(?:['’][^\W\d_]+)?|\d+", text)]
+    pieces = [w if w.isdigit() else w[0] for w in words]
+
+    @functools.cache
+    def spells(i: int, at: int, skips: int) -> bool:  # words from i on spell target from at on
+        if at == len(target):
             return True
-    return False
+        if i == len(words):
+            return False
+        if target.startswith(pieces[i], at) and spells(i + 1, at + len(pieces[i]), skips):
+            return True
+        return words[i] in _ACRONYM_SKIPS and at > 0 and skips < 3 and spells(i + 1, at, skips + 1)
+
+    return any(target.startswith(pieces[i]) and spells(i, 0, 0) for i in range(len(words)))
+
+
+# A formula mark a name is glued to: a one-character base with ^ or _ ("X^2GNN", "h_GNN"), TeX's $
+# or backslash, or a brace opened after ^ or _ ("X^{2}").
+_FORMULA_MARK = r"(?:(?<![\w-])\w[\^_]\{?|[$\\]|[\^_]\{)"
 
 
 def _in_formula(name: str, question: str) -> bool:
-    """The name is glued to a formula mark ("2GNN" of "X^2GNN", "t" of "x_t"): a piece of notation,
-    which abstracts write in LaTeX ("$X^2$GNN"), not a name the question asks for."""
-    return re.search(rf"(?:[\^_$\\{{]){re.escape(name)}|{re.escape(name)}(?=[\^_])", question) is not None
+    """The name is glued to a formula mark ("2GNN" of "X^2GNN"): a piece of notation, which
+    abstracts write in LaTeX ("$X^2$GNN"), not a name the question asks for. A snake_case or
+    braced name ("LLaVA_NeXT", "{HELIOS}") is still a name."""
+    glued = rf"{_FORMULA_MARK}{re.escape(name)}(?![\w-])"
+    alone = rf"(?<![\w-]){re.escape(name)}(?![\w-])"
+    return re.search(glued, question) is not None and re.search(alone, re.sub(glued, " ", question)) is None
 
 
 def key_terms(question: str) -> list[str]:
