@@ -270,7 +270,7 @@ class Relevance:
         papers `hits` spells out is mentioned: users write "RDR2" and "BPE" where abstracts say
         "Red Dead Redemption 2" and "byte-pair encoding" (`spelled_out`; on validation it turned
         one answer right and none wrong, and on a class built from the conference's spelled-out
-        names it lets 147 of 149 through, 5 of 279 invented acronyms: docs/benchmarks.md).
+        names it lets 149 of 149 through, 5 of 279 invented acronyms: docs/benchmarks.md).
 
         The one hand rule in front of the answerable model, kept because a validation figure
         shows it pays: over the validation split it raised unanswerable abstained from 0.472 to
@@ -282,9 +282,9 @@ class Relevance:
         if not self.check_names:
             return []
         unknown = []
+        texts = [f"{h.paper.title}. {h.paper.abstract}" for h in hits]
         for name in sorted(n for n in names_in(question) if _asked_name(n) and not _in_formula(n, typed or question)):
             parts = [p for p in re.split(r"[-–]", name) if _asked_name(p)] if "-" in name or "–" in name else [name]
-            texts = [f"{h.paper.title}. {h.paper.abstract}" for h in hits]
             if any(not self._mentioned(p) and not any(spelled_out(p, t) for t in texts) for p in parts):
                 unknown.append(name)
         return unknown
