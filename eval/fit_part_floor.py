@@ -62,7 +62,7 @@ def collect(index: str, home: Path, splits: set[str]) -> list[dict[str, Any]]:
         if pipeline.router.intent(q.placeholders()) not in (Intent.CONTENT, Intent.LIST):
             continue
         hits = app.retriever.search(question, max(pipeline.k, pipeline.list_k), merge_filters(Filters(), q)).hits
-        if not hits or relevance.unknown_names(q.topic or question, hits, question):
+        if not hits or relevance.unknown_names_read(q, hits):
             continue
         assessment = relevance.assess(question, hits)
         cosines = relevance.part_cosines(question, assessment.papers)

@@ -17,6 +17,7 @@ from rag.answer.chat import ChatSession
 from rag.answer.cite import StreamRenumberer, SupportChecker, parse_claims, renumber, strip_invalid
 from rag.answer.logistic import LogisticModel
 from rag.answer.pipeline import ABSTAIN_SENTINEL, LLMAnswerer
+from rag.answer.query import read
 from rag.answer.relevance import kept_papers, spelled_out
 from rag.embed import HashEmbedder
 from rag.errors import LLMError
@@ -375,6 +376,8 @@ def test_an_acronym_a_found_paper_spells_out_or_a_piece_of_a_formula_is_not_an_u
     assert pipe.relevance.unknown_names("How does XQZ3 play?", [Hit(games, 1.0)]) == ["XQZ3"]
     # the topic drops the mark; the question as typed shows "2GNN" is a piece of "X^2GNN"
     assert pipe.relevance.unknown_names("close X 2GNN solutions", typed="How close are X^2GNN solutions?") == []
+    assert pipe.relevance.unknown_names_read(read("How close are X^2GNN solutions?")) == []  # as the pipeline asks
+    assert pipe.relevance.unknown_names_read(read("How close are XQZ3 solutions?")) == ["XQZ3"]
     assert pipe.relevance.unknown_names("Does X^2GNN beat 2GNN?") == ["2GNN"]  # also written alone
     assert pipe.relevance.unknown_names("How good is {QZX9}?") == ["QZX9"]  # a brace alone is no formula
     hyphenated = "Which agents play RDR2-style open worlds?"

@@ -49,9 +49,7 @@ def replay(home: Path, source_name: str, split: str) -> list[tuple[float, float,
         kept = [papers[i] for i in pipeline.relevance.kept([p.probability for p in papers])]
         cites = bool({p.hit.paper.id for p in kept} & set(item.gold_ids))
         cosine = max(float(np.max(np.append(p.cosines, -1.0))) for p in papers[:3])
-        unknown = pipeline.relevance.unknown_names(
-            read(item.question, loaded.catalog).topic or item.question, hits, item.question
-        )
+        unknown = pipeline.relevance.unknown_names_read(read(item.question, loaded.catalog), hits)
         out.append((0.0 if unknown else assessment.confidence, cosine, item.answerable, cites))
     return out
 

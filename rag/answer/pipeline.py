@@ -399,7 +399,7 @@ class AnswerPipeline:
                 self._abstain(result, ABSTAIN_TEXT, "the LLM found no answer in the sources", q, on_token)
             else:
                 self._finish(result, draft, q, on_token)
-        elif unknown := self.relevance.unknown_names(q.topic or question, hits, question):
+        elif unknown := self.relevance.unknown_names_read(q, hits):
             names = ", ".join(f"“{n}”" for n in unknown)
             text = (
                 f"The collection does not say: no paper in it mentions {names} "

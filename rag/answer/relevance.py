@@ -46,6 +46,7 @@ from bm25s.stopwords import STOPWORDS_EN
 from rag.answer.cues import ASKED_FOR, ASKS, COMPARATIVE, QUANTITY, REPORTED_VALUE, SORT_OF_ANSWER, cues
 from rag.answer.evidence import Vectors, leading_sentences
 from rag.answer.logistic import LogisticModel
+from rag.answer.query import Query
 from rag.answer.sentences import Tokens
 from rag.answer.trees import TreeModel
 from rag.text import COMMON_ACRONYMS, GENERIC_WORDS, STOPWORDS, clip, contains_term, fold, is_coined, names_in
@@ -289,6 +290,12 @@ class Relevance:
                 unknown.append(name)
         return unknown
 
+    def unknown_names_read(self, q: Query, hits: Sequence[Hit] = ()) -> list[str]:
+        """`unknown_names` of a question as `rag.answer.query.read` read it: its topic, since the
+        words that named a filter or an author ("ICML 2025", "Sergey Levine") are no coined names
+        to look up, and the text as typed, for the formula marks the topic has lost."""
+        return self.unknown_names(q.topic or q.text, hits, q.text)
+
     def unheld_detail(self, question: str, hits: Sequence[Hit]) -> tuple[Paper, str] | None:
         """The paper the question names and the detail it asks for, when that paper's title and
         abstract hold none of the detail's words: "What AUROC does BoxLM reach on MIMIC-IV?" of a
@@ -504,7 +511,13 @@ def _said(name: str, text: str) -> bool:
     case ("DiD") or starts in lower case ("froM"); others in any case ("adadecode"). A part of
     a hyphenated word is not the name ("SWE" in "SWE-Lancer")."""
     exact = name.isupper() or name[0].islower() or name.lower() in STOPWORDS
-    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, 0 if exact else re.I) is not None
+    return re.search(_whole_word(name), text, 0 if exact else re.I) is not None
+
+
+def _whole_word(name: str) -> str:
+    """A pattern for the name as a word of its own: not a piece of a longer word or of a
+    hyphenated compound ("SWE" in "SWE-Lancer")."""
+    return rf"(?<![\w-]){re.escape(name)}(?![\w-])"
 
 
 def _names_used(question: str, paper: Paper) -> set[str]:
@@ -628,8 +641,7 @@ def _in_formula(name: str, question: str) -> bool:
     abstracts write in LaTeX ("$X^2$GNN"), not a name the question asks for. A snake_case or
     braced name ("LLaVA_NeXT", "{HELIOS}") is still a name."""
     glued = rf"{_FORMULA_MARK}{re.escape(name)}(?![\w-])"
-    alone = rf"(?<![\w-]){re.escape(name)}(?![\w-])"
-    return re.search(glued, question) is not None and re.search(alone, re.sub(glued, " ", question)) is None
+    return re.search(glued, question) is not None and re.search(_whole_word(name), re.sub(glued, " ", question)) is None
 
 
 def key_terms(question: str) -> list[str]:
