@@ -388,6 +388,23 @@ def test_default_data_folder_is_the_user_data_folder(tmp_path: Path, monkeypatch
     assert not (ROOT / ".rag").exists() or (ROOT / ".rag").stat().st_mtime < time.time() - 5
 
 
+def test_an_author_filter_matches_whole_words_of_a_name_never_another_person(tmp_path: Path) -> None:
+    names = ["Bo Li", "Bo Liu", "Ruibo Liu", "Yang Liu", "Shih-Yang Liu", "Dongyang Liu", "Justin S. Kang"]
+    records = [{"id": f"A{i}", "title": f"Paper {i}", "abstract": "", "authors": [n]} for i, n in enumerate(names)]
+    app = hash_app(tmp_path / "home")
+    app.ingest([_jsonl(tmp_path / "f.jsonl", records)], progress=False)
+    catalog = app.index.load().catalog
+
+    def by(author: str) -> set[str]:
+        return {p.id for p in catalog.select(Filters(author=author), 50)}
+
+    assert by("Bo Li") == {"A0"}  # not Bo Liu, not Ruibo Liu
+    assert by("Yang Liu") == {"A3"}  # not Shih-Yang Liu, not Dongyang Liu
+    assert by("Liu") == {"A1", "A2", "A3", "A4", "A5"}  # a surname names every Liu
+    assert by("Justin S Kang") == by("justin s. kang") == {"A6"}  # initials' periods aside
+    assert catalog.count(Filters(author="Bo Li")) == 1
+
+
 def test_filters_and_lookup_over_the_catalogue(tmp_path: Path) -> None:
     records = [
         {

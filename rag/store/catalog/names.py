@@ -10,24 +10,12 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from rag.papers import title_key
-from rag.store.catalog.connection import _chunks_of, _fts_query
+from rag.store.catalog.connection import _chunks_of, _fts_query, name_key
 from rag.store.catalog.rows import Rows
 from rag.text import STOPWORDS, fold, is_coined
 from rag.types import Filters, Paper
 
-_NAME_PUNCT = re.compile(r"[^\w\s'-]")
-
 _POSSESSIVE = re.compile(r"(?:'s|(?<=s)')$")  # "roth's", "jones'" (after `name_key`: apostrophes kept)
-_ASCII_NAME_PUNCT = str.maketrans({chr(i): " " for i in range(128) if _NAME_PUNCT.match(chr(i))})
-
-
-def name_key(text: str) -> str:
-    """A person's name as a match key: folded, punctuation but hyphens and apostrophes dropped
-    (the periods of initials too), single spaces. ASCII names by translation (the same result,
-    faster: it runs for every author of every paper applying the log)."""
-    folded = fold(text)
-    spaced = folded.translate(_ASCII_NAME_PUNCT) if folded.isascii() else _NAME_PUNCT.sub(" ", folded)
-    return " ".join(spaced.split())
 
 
 def _any_case(name: str) -> bool:

@@ -5,13 +5,14 @@ makes (copies, claimants of an abstract or a coined title)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from rag.store.catalog.connection import Connection, _chunks_of, _fts_query
+from rag.store.catalog.connection import Connection, _chunks_of, _fts_query, name_key
 from rag.text import fold
 from rag.types import Filters, Paper
 
@@ -172,17 +173,20 @@ class Rows(Connection):
         return (" AND ".join(clauses) or "1"), params
 
     def _author_pnos(self, wanted: str) -> list[int]:
-        """Papers with an author whose name contains `wanted` (accents and case ignored): full-text
-        candidates by word prefix, then checked on the names themselves."""
+        """Papers with an author whose name holds `wanted` as whole words (accents, case and the
+        periods of initials ignored): "Levine" and "Sergey Levine" find Sergey Levine, while "Bo
+        Li" finds neither Bo Liu nor Ruibo Liu, and "Yang Liu" not Shih-Yang Liu, other people.
+        Full-text candidates by word prefix, then checked on the names themselves."""
         query = _fts_query(wanted)
-        if not query:
+        key = name_key(wanted)
+        if not query or not key:
             return []
-        folded = fold(wanted).strip()
+        words = re.compile(rf"(?<![\w'-]){re.escape(key)}(?![\w'-])")
         found = []
         for pno, authors in self.db.execute(
             "SELECT rowid, authors FROM papers_fts WHERE papers_fts MATCH ?", (f"authors : ({query})",)
         ):
-            if any(folded in name for name in fold(authors).split(" ; ")):
+            if any(words.search(name_key(name)) for name in authors.split(" ; ")):
                 found.append(int(pno))
         return found
 
