@@ -199,7 +199,8 @@ BIBTEX = ToolSpec(
 TOPIC = Param(
     "topic",
     {**_TEXT, "maxLength": MAX_QUERY_CHARS},
-    "Only papers whose title or abstract contains every word of this text (any word form), e.g. 'safety'.",
+    "Only papers whose title or abstract contains every word of this text (any word form), e.g. 'safety'; "
+    "'safety or privacy' names alternatives, either of which may match.",
 )
 COUNT = ToolSpec(
     "count_papers",

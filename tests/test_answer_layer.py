@@ -234,6 +234,20 @@ def test_a_count_with_a_topic_counts_the_papers_that_mention_it(sample_app: App)
     assert {c.paper.id for c in answer.citations} == {p.id for p in expected[:10]}
 
 
+def test_a_count_with_alternative_topics_counts_the_papers_that_mention_either(sample_app: App) -> None:
+    catalog = sample_app.index.load().catalog
+    answer = sample_app.pipeline.answer("How many ICML 2025 papers are about interpretability or benchmarks?")
+    icml = catalog.select(Filters(venue="ICML", year=2025), 100)
+    texts = {p.id: set(TOKENIZE(f"{p.title} {p.abstract}")) for p in icml}
+    either = [p for p in icml if any(set(TOKENIZE(w)) <= texts[p.id] for w in ("interpretability", "benchmarks"))]
+    both = [p for p in icml if set(TOKENIZE("interpretability benchmarks")) <= texts[p.id]]
+    assert len(either) > len(both)  # the sample tells the two readings apart
+    assert answer.mode == "catalogue" and f"**{len(either)}** of the 20 papers" in answer.text
+    assert '"interpretability" or "benchmarks"' in answer.text
+    assert read("Which papers study either safety or privacy?").alternatives == ["safety", "privacy"]
+    assert read("Which papers study safety?").alternatives == []
+
+
 def test_a_count_names_only_the_topic_words_a_paper_must_hold(sample_app: App) -> None:
     """Function words left over from the phrasing ("accepted as orals" leaves "as") filter
     nothing: the count is the filters' own, and the answer never claims that every paper

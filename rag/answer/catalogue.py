@@ -10,6 +10,7 @@ question that refers back) or from the search and the relevance model (`Locate`)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,14 +82,15 @@ def count_text(with_id: int, without_id: int, files: list[str], scope: str, show
 
 
 def matching(catalog: Catalog, filters: Filters, topic: str, tokens: Tokens) -> tuple[list[Paper], int]:
-    """The papers of the filters whose title or abstract holds every word of `topic` (stemmed;
-    all of them without a topic), and how many papers the filters hold. One rule for counts in
-    answers and for the agents' count and list tools, so both give the same figure."""
+    """The papers of the filters whose title or abstract holds every word (stemmed) of `topic`,
+    or of one of its alternatives ("benchmarks or evaluation"), all of them without a topic, and how
+    many papers the filters hold. One rule for counts in answers and for the agents' count and
+    list tools, so both give the same figure."""
     papers = catalog.select(filters, TOPIC_SCAN)
-    wanted = set(tokens(topic)) if topic.strip() else set()
+    wanted = [w for w in (set(tokens(a)) for a in re.split(r"\s+or\s+", topic)) if w]
     if not wanted:
         return papers, len(papers)
-    return [p for p in papers if wanted <= set(tokens(f"{p.title} {p.abstract}"))], len(papers)
+    return [p for p in papers if any(w <= set(tokens(f"{p.title} {p.abstract}")) for w in wanted)], len(papers)
 
 
 def _papers(n: int) -> str:
@@ -135,7 +137,8 @@ class CatalogueAnswerer:
         """The words of the question's topic that a paper's text must hold: those the keyword
         index keeps. "How many ICML 2025 papers were accepted as orals?" leaves "as", which names
         nothing: counted with it, every oral matched and the answer said all 120 "mention 'as'"."""
-        return " ".join(w for w in q.topic.split() if self.tokens(w))
+        topics = [" ".join(w for w in t.split() if self.tokens(w)) for t in q.alternatives or [q.topic]]
+        return " or ".join(t for t in topics if t)
 
     def _count(self, q: Query, catalog: Catalog, filters: Filters) -> CatalogueDraft:
         scope = describe(filters)
@@ -143,9 +146,12 @@ class CatalogueAnswerer:
         if not topic:
             return CatalogueDraft(count_text(*catalog.count_by_identity(filters), scope))
         found, scanned = matching(catalog, filters, topic, self.tokens)
+        alternatives = topic.split(" or ")
+        every = "every word of one of them" if len(alternatives) > 1 else "every word"
         head = (
             f"**{len(found):,}** of the {scanned:,} papers{' ' + scope if scope else ''} mention "
-            f'"{topic}" in their title or abstract (every word, in any form; catalogue count)'
+            + " or ".join(f'"{a}"' for a in alternatives)
+            + f" in their title or abstract ({every}, in any form; catalogue count)"
         )
         draft = CatalogueDraft("")
         lines = [head + (":" if found else ".")]

@@ -44,6 +44,8 @@ class Query:
     unmet: list[tuple[str, str]] = field(default_factory=list)
     spans: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # where each filter was named
     topic: str = ""  # the question without the words that named filters, authors and the catalogue
+    # the topic's alternatives when it names several ("about benchmarks or evaluation": two), else []
+    alternatives: list[str] = field(default_factory=list)
 
     @property
     def unmet_note(self) -> str:
@@ -210,11 +212,21 @@ def topic_of(text: str) -> str:
     return " ".join(w for w in re.findall(r"[\w][\w'-]*", text) if w.lower() not in CATALOGUE_WORDS)
 
 
+def alternatives_of(text: str) -> list[str]:
+    """The topics a question names as alternatives, split at "or" ("papers about benchmarks or
+    evaluation": "benchmarks", "evaluation"); [] when it names one. A count reads them as either:
+    read as one topic, "Percy Liang's papers about benchmarks or evaluation" counted only the
+    papers mentioning both."""
+    text = re.sub(r"\beither\b", " ", text, flags=re.I)
+    parts = [topic for topic in (topic_of(part) for part in re.split(r"\bor\b", text, flags=re.I)) if topic]
+    return parts if len(parts) > 1 else []
+
+
 def read(question: str, catalog: Catalog | None = None) -> Query:
     """Read a question once: filters, authors, unmet filters, topic."""
     text = collapse(question)
     if catalog is None:
-        return Query(text=text, topic=topic_of(text))
+        return Query(text=text, topic=topic_of(text), alternatives=alternatives_of(text))
     facets = {f: catalog.facet_values(f) for f in ("venue", "year", "track", "decision")}
     filters, spans = recognise_filters(text, facets)
     authors = catalog.authors_named_in(text)
@@ -233,6 +245,7 @@ def read(question: str, catalog: Catalog | None = None) -> Query:
         unmet=list(dict.fromkeys((words, why) for words, why, _ in unmet)),
         spans=spans,
         topic=topic_of(rest),
+        alternatives=alternatives_of(rest),
     )
 
 
