@@ -10,7 +10,17 @@ import numpy as np
 import pytest
 
 from rag.answer.catalogue import count_text
-from rag.answer.cues import ASKED_FOR, ASKS, BACK_REFERENCE, COMPARATIVE, MANY, QUANTITY, REPORTED_VALUE, ROLES
+from rag.answer.cues import (
+    ASKED_FOR,
+    ASKS,
+    BACK_REFERENCE,
+    COMPARATIVE,
+    MANY,
+    NEW_SEARCH,
+    QUANTITY,
+    REPORTED_VALUE,
+    ROLES,
+)
 from rag.answer.pipeline import merge_filters
 from rag.answer.query import read, recognise_filters
 from rag.answer.relevance import FEATURES, QUESTION_FEATURES, LogisticModel, part_weakest, topic_parts
@@ -24,10 +34,13 @@ from tests.fakes import corpus, pipeline
 
 def test_every_cue_matches_the_examples_it_is_written_for() -> None:
     """The answer layer's hand rules are data: each cue carries the sentences it is written for."""
-    for cue in (*ROLES, *ASKS, MANY, BACK_REFERENCE, ASKED_FOR, QUANTITY, REPORTED_VALUE, COMPARATIVE):
+    for cue in (*ROLES, *ASKS, MANY, BACK_REFERENCE, NEW_SEARCH, ASKED_FOR, QUANTITY, REPORTED_VALUE, COMPARATIVE):
         assert cue.examples, cue.name
         for example in cue.examples:
             assert cue.pattern.search(example), (cue.name, example)
+    # a comparison with the papers just discussed, and a follow-up's data, are no request for papers
+    assert not NEW_SEARCH.pattern.search("Which other papers study this?")
+    assert not NEW_SEARCH.pattern.search("Which datasets were used for evaluation?")
 
 
 @pytest.mark.parametrize(

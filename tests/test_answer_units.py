@@ -174,6 +174,23 @@ def test_follow_up_about_its_authors_uses_the_previous_answer() -> None:
     assert not third.abstained and "Ada Lovelace" in third.text and third.citations[0].paper.id == "p1"
 
 
+def test_a_new_question_in_a_conversation_is_searched_as_asked() -> None:
+    """A request for papers, or a question whose pronoun has a subject of its own, is not turned
+    into a search for the previous turn's paper."""
+    pipe, retriever = pipeline(abstain_threshold=0.0)
+    session = ChatSession(pipe, retriever.catalog)
+    session.ask("Which paper introduced GradSurg?")
+
+    def readings(question: str) -> tuple[bool, bool]:
+        return session.readings(question, pipe.read(question))
+
+    assert readings("Who are its authors?") == (True, False)  # a follow-up
+    assert readings("Which papers propose new optimizers for training neural networks?") == (False, False)
+    assert readings("Which model does ZetaBench use as its evaluator?") == (False, True)  # both ways
+    new = "Which papers propose new optimizers for training neural networks?"
+    assert session.ask(new).query == new  # searched as asked, without GradSurg's title
+
+
 # -- the pipeline, with a chat model ----------------------------------------------------------
 
 

@@ -2,11 +2,12 @@
 citations kept per turn (each turn owns its Answer; numbers never leak across turns).
 
 A question is condensed with its history only when it refers back (`Query.refers_back`: "it",
-"its authors", "that paper", or no subject of its own: "How much better?"); a self-contained new
-question is searched as asked, so "Which papers use graph neural networks?" after a question about
-one paper is not turned into a search for that paper. Offline, a question that does not point back
-but says little the previous answer's papers lack is also read as a follow-up, and that reading
-is kept when it clears its own model's threshold by more. Rewriting: with an LLM, the `condense`
+"its authors", "that paper", or no subject of its own: "How much better?") and brings little of its
+own; a self-contained new question is searched as asked, so "Which papers use graph neural
+networks?" after a question about one paper is not turned into a search for that paper. Offline,
+a question with a pronoun and a subject of its own, or one that does not point back but says
+little the previous answer's papers lack, is also read as a follow-up, and that reading is kept
+when it clears its own model's threshold by more (`ChatSession.readings`). Rewriting: with an LLM, the `condense`
 prompt; without one, the query carries the previous turn's subject (the titles of the papers the
 previous answer cited, else retrieved). The previous answer's papers are also handed to the
 pipeline as the conversation's context, so "Who are its authors?" is answered from the catalogue."""
@@ -16,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rag.answer.chatmodel import ChatModel, Usage
+from rag.answer.cues import NEW_SEARCH
 from rag.answer.pipeline import AnswerPipeline, OnToken
 from rag.answer.prompts import load
 from rag.answer.query import Query
@@ -29,6 +31,13 @@ from rag.types import Answer, Filters, Paper
 # abstain; without the bound, a question the collection cannot answer was answered from the
 # previous paper (validation: abstained 0.37 -> 0.02).
 FOLLOW_UP_UNHELD = 1.6
+# The most the topic of a question that points back ("its", "they") may bring of its own and still
+# be read as a follow-up alone; one that brings more, or names a coined name the conversation's
+# papers lack, has its own subject for the pronoun ("Which model does InsightBench use as its
+# evaluator?") and is read both ways. Chosen on train between the follow-ups (at most 2.01) and
+# the writers' self-contained questions that hold a pronoun (from 1.72; 2 of 49 under 2.25):
+# docs/benchmarks.md, "New questions in a conversation" (session 23).
+REFERS_BACK_UNHELD = 2.25
 
 
 def _more_confident(followed: Answer, asked: Answer) -> bool:
@@ -126,22 +135,35 @@ class ChatSession:
         return bool(self.turns and self.max_turns)
 
     def readings(self, question: str, q: Query) -> tuple[bool, bool]:
-        """How the question is read: as a follow-up alone (it refers back), or (offline) both as
-        asked and as a follow-up: a question that does not point back but brings little the
-        conversation's papers lack (`FOLLOW_UP_UNHELD`), such as "what domains does that benchmark
-        cover?" (a definite or elided subject no cue names); the follow-up reading is kept when it
-        clears its own model's threshold by more (`_more_confident`). `eval.fit_relevance` collects
-        the follow-up reading through this too, so the answerable model is fitted on what the chat
-        scores."""
-        history = self.in_conversation
-        follows = history and q.refers_back
-        both = (
-            history
-            and not follows
-            and self.pipeline.llm is None
-            and self.pipeline.relevance.unheld(question, subject_papers(self.turns[-1].answer)) <= FOLLOW_UP_UNHELD
-        )
-        return follows, both
+        """How the question is read: (follows, both). With an LLM, a question that points back is
+        condensed by the model, which may leave a new question as it is. Offline:
+        - one that points back and brings little of its own (`REFERS_BACK_UNHELD`, no coined name
+          the conversation's papers lack) is a follow-up;
+        - one that points back but has a subject of its own is read both ways;
+        - a request for papers that does not point back ("Which papers propose new optimizers?",
+          `NEW_SEARCH`) is a new search, read as asked;
+        - any other question is read both ways when it brings little the conversation's papers
+          lack (`FOLLOW_UP_UNHELD`), such as "what domains does that benchmark cover?" (a definite
+          or elided subject no cue names), else as asked.
+        Read both ways, the follow-up reading is kept when it clears its own model's threshold by
+        more (`_more_confident`). Before the middle two rules, a self-contained question after a
+        turn about another paper was answered from that paper ("hijacked") in 24 of 400 writers'
+        questions and 21 of 107 short topic questions on validation; after, 8 and 0, with the
+        follow-ups unchanged (docs/benchmarks.md, session 23). `eval.fit_relevance` collects the
+        follow-up reading through this too, so the answerable model is fitted on what the chat scores."""
+        if not self.in_conversation:
+            return False, False
+        if self.pipeline.llm is not None:
+            return q.refers_back, False
+        relevance, subject = self.pipeline.relevance, subject_papers(self.turns[-1].answer)
+        if q.refers_back:
+            # its topic's words, not the catalogue's: in a small collection "Who are its authors?"
+            # holds words no abstract does, and read as asked it would name a stranger's authors
+            own = relevance.unheld(q.topic, subject) > REFERS_BACK_UNHELD or relevance.names_unheld(question, subject)
+            return not own, bool(own)
+        if NEW_SEARCH.pattern.search(question):
+            return False, False
+        return False, relevance.unheld(question, subject) <= FOLLOW_UP_UNHELD
 
     def _answer(
         self,

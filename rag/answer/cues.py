@@ -12,6 +12,9 @@ fitted thresholds applies; `BACK_REFERENCE` says when a question is condensed wi
   and 0.90 at the single-answer threshold: `eval/fit_relevance.py`).
 - BACK_REFERENCE: a follow-up is condensed only when it points back; on validation, follow-up and
   topic-switch questions over the whole conference are answered from the right paper.
+- NEW_SEARCH: a request for papers in a conversation is read as asked, never as a follow-up (on
+  validation, short topic questions after a turn about another paper answered from that paper:
+  21 of 107 -> 0; `rag.answer.chat.ChatSession.readings`).
 - ASKED_FOR, REPORTED_VALUE, COMPARATIVE: the detail a question asks for ("How many GPU hours …",
   "Which LLM does …"), which `Relevance.unheld_detail` looks for in the paper the question names,
   whether it is a value the paper reports, and a comparison any number may answer
@@ -113,6 +116,18 @@ BACK_REFERENCE = _cue(
     "Who are its authors?",
     "What data did they test that method on?",
     "How does that paper evaluate it?",
+)
+# A request for papers ("Which papers …", "Is there work on …"): a new search of the collection,
+# never a follow-up about the papers just discussed unless it also points back ("its", "those").
+# "Other papers" compares with them, so it is left to the follow-up readings.
+NEW_SEARCH = _cue(
+    "new_search",
+    r"(?<!\bother\s)\b(?:papers|works|studies|articles|publications)\b|"
+    r"\b(?:what|which|any|some)\s+(?:work|research)\b|\b(?:is|are)\s+there\s+(?:a|an|any)?\s*"
+    r"(?:paper|work|study|method|approach|benchmark|dataset)s?\b",
+    "Which papers propose new optimizers for training neural networks?",
+    "What work applies Bayesian optimization to autonomous driving?",
+    "Is there a paper on watermarking diffusion models?",
 )
 
 # How a question that asks for a detail may open ("And how many …", "So which …").

@@ -359,6 +359,15 @@ class Relevance:
         held = set(self.tokens("\n".join(f"{p.title}\n{p.label}\n{p.abstract}" for p in papers)))
         return float(sum(w for t, w in zip(facts.terms, facts.weights) if t not in held)) / facts.scale
 
+    def names_unheld(self, question: str, papers: Sequence[Paper]) -> list[str]:
+        """The coined names the question asks about ("InsightBench", "PreferDiff") that none of
+        the papers mentions: in a conversation, a question naming one is about that, not about
+        the papers just discussed, whatever pronoun it uses ("Which model does InsightBench use as
+        its evaluator?")."""
+        texts = [f"{p.title}\n{p.label}\n{p.abstract}" for p in papers]
+        asked = sorted(n for n in names_in(question) if _asked_name(n))
+        return [n for n in asked if not any(contains_term(t, n) for t in texts)]
+
     def assess(self, question: str, hits: Sequence[Hit], held: str = "", later_turn: bool = False) -> Assessment:
         """Both models over the hits. `held`: words every hit holds whatever its title and abstract
         say, the words of the filters the search applied ("Sergey Levine" for his papers); they
