@@ -7,8 +7,8 @@ own; a self-contained new question is searched as asked, so "Which papers use gr
 networks?" after a question about one paper is not turned into a search for that paper. Offline,
 a question with a pronoun and a subject of its own, or one that does not point back but says
 little the previous answer's papers lack, is also read as a follow-up, and that reading is kept
-when it clears its own model's threshold by more (`ChatSession.readings`). Rewriting: with an LLM, the `condense`
-prompt; without one, the query carries the previous turn's subject (the titles of the papers the
+when it clears its own model's threshold by more (`ChatSession.readings`). Rewriting: with an
+LLM, the `condense` prompt; without one, the query carries the previous turn's subject (the titles of the papers the
 previous answer cited, else retrieved). The previous answer's papers are also handed to the
 pipeline as the conversation's context, so "Who are its authors?" is answered from the catalogue."""
 
@@ -148,7 +148,7 @@ class ChatSession:
         Read both ways, the follow-up reading is kept when it clears its own model's threshold by
         more (`_more_confident`). Before the middle two rules, a self-contained question after a
         turn about another paper was answered from that paper ("hijacked") in 24 of 400 writers'
-        questions and 21 of 107 short topic questions on validation; after, 8 and 0, with the
+        questions and 21 of 107 short topic questions on validation; after, 10 and 0, with the
         follow-ups unchanged (docs/benchmarks.md, session 23). `eval.fit_relevance` collects the
         follow-up reading through this too, so the answerable model is fitted on what the chat scores."""
         if not self.in_conversation:
