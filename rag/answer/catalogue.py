@@ -81,13 +81,19 @@ def count_text(with_id: int, without_id: int, files: list[str], scope: str, show
     )
 
 
+def alternatives(topic: str) -> list[str]:
+    """The alternatives a counted topic names, split at "or" ("benchmarks or evaluation"): what
+    `matching` counts and what the count's answer says it counted."""
+    return [part for part in re.split(r"\s+or\s+", topic.strip()) if part]
+
+
 def matching(catalog: Catalog, filters: Filters, topic: str, tokens: Tokens) -> tuple[list[Paper], int]:
     """The papers of the filters whose title or abstract holds every word (stemmed) of `topic`,
     or of one of its alternatives ("benchmarks or evaluation"), all of them without a topic, and how
     many papers the filters hold. One rule for counts in answers and for the agents' count and
     list tools, so both give the same figure."""
     papers = catalog.select(filters, TOPIC_SCAN)
-    wanted = [w for w in (set(tokens(a)) for a in re.split(r"\s+or\s+", topic)) if w]
+    wanted = [w for w in (set(tokens(a)) for a in alternatives(topic)) if w]
     if not wanted:
         return papers, len(papers)
     return [p for p in papers if any(w <= set(tokens(f"{p.title} {p.abstract}")) for w in wanted)], len(papers)
@@ -146,11 +152,11 @@ class CatalogueAnswerer:
         if not topic:
             return CatalogueDraft(count_text(*catalog.count_by_identity(filters), scope))
         found, scanned = matching(catalog, filters, topic, self.tokens)
-        alternatives = topic.split(" or ")
-        every = "every word of one of them" if len(alternatives) > 1 else "every word"
+        named = alternatives(topic)
+        every = "every word of one of them" if len(named) > 1 else "every word"
         head = (
             f"**{len(found):,}** of the {scanned:,} papers{' ' + scope if scope else ''} mention "
-            + " or ".join(f'"{a}"' for a in alternatives)
+            + " or ".join(f'"{a}"' for a in named)
             + f" in their title or abstract ({every}, in any form; catalogue count)"
         )
         draft = CatalogueDraft("")
