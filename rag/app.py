@@ -170,12 +170,13 @@ class App:
         verifier = Verifier(model) if model and s.llm_verify else None
         checker = self.checker
         answerable, fallback = question_models(RELEVANCE_MODEL, s.embedder)
+        frequencies = lambda terms: self.index.load().keyword.frequencies(terms)  # noqa: E731
         relevance = Relevance(
             checker.vectors,
             LogisticModel.load(RELEVANCE_MODEL, "paper"),
             answerable,
             TOKENIZE,
-            lambda terms: self.index.load().keyword.frequencies(terms),
+            frequencies,
             s.abstain_threshold,
             s.abstain_on_unknown_names,
             LogisticModel.load_part(RELEVANCE_MODEL, "filtered"),
@@ -186,7 +187,7 @@ class App:
             relevance,
             checker,
             Router.load(),
-            CatalogueAnswerer(TOKENIZE),
+            CatalogueAnswerer(TOKENIZE, frequencies),
             ExtractiveAnswerer(SentenceScorer(LogisticModel.load(SENTENCE_MODEL), TOKENIZE)),
             llm,
             s.k,

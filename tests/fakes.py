@@ -164,7 +164,7 @@ def pipeline(
         relevance,
         checker,
         Router.load(),
-        CatalogueAnswerer(TOKENIZE),
+        CatalogueAnswerer(TOKENIZE, frequencies(papers)),
         ExtractiveAnswerer(SentenceScorer(LogisticModel.load(SENTENCES), TOKENIZE)),
         llm,
         k=4,

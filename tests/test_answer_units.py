@@ -145,6 +145,33 @@ def test_who_wrote_a_paper_gets_every_author_the_catalogue_holds() -> None:
     assert ", ".join(names[:3]) + " et al." in shortened.text
 
 
+def test_a_common_word_names_no_paper_whose_title_capitalises_one_of_its_letters() -> None:
+    """A title's acronym trick ("Generative AttentioN based …") gives the coined-looking name
+    AttentioN; "attention", held by many papers, must not name that paper in a question about
+    attention, while a rare coined name still names its paper in lower case."""
+    odd = Paper(
+        id="g1",
+        title="GANDALF: Generative AttentioN based Data Augmentation",
+        authors=["Ann Odd"],
+        abstract="We augment tabular data for cancer treatment with a generative model.",
+    )
+    common = [
+        Paper(
+            id=f"c{i}",
+            title=f"Study {i} of sequence models",
+            authors=[f"Bo Common{i}"],
+            abstract=f"Linear attention replaces softmax attention by compressing the sequence, variant {i}.",
+        )
+        for i in range(5)
+    ]
+    pipe, _ = pipeline([odd, *common, *corpus()], abstain_threshold=0.0)
+    described = pipe.answer("Who wrote the paper on linear attention that compresses the sequence?")
+    assert described.kind == "authors-of" and described.citations
+    assert described.citations[0].paper.id != "g1" and "Ann Odd" not in described.text
+    coined = pipe.answer("Who wrote gradsurg?")
+    assert coined.citations[0].paper.id == "p1" and "Ada Lovelace" in coined.text
+
+
 def test_catalogue_list_says_how_many_more() -> None:
     papers = [
         Paper(

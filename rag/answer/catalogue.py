@@ -26,6 +26,11 @@ from rag.types import Claim, Filters, Hit, Paper
 # The papers a description points at, best first ([] when none answers): search + relevance.
 Locate = Callable[[str, Filters], list[Paper]]
 Tokens = Callable[[str], list[int]]
+Frequencies = Callable[[Sequence[int]], tuple[list[int], int]]  # term ids -> (document frequencies, texts)
+# A word written in another case than a paper's coined name names that paper only when at most this
+# many texts of the collection hold it: the "shared by more than three papers names none" rule of
+# `Catalog.papers_named_in`, applied to the word's plain uses.
+NAMED_ANY_CASE_MAX_TEXTS = 3
 LIST_SIZE = 10
 TOPIC_SCAN = 20_000  # a count with a topic reads at most this many papers of its filters
 
@@ -104,9 +109,19 @@ def _papers(n: int) -> str:
 
 
 class CatalogueAnswerer:
-    def __init__(self, tokens: Tokens, list_size: int = LIST_SIZE) -> None:
+    def __init__(self, tokens: Tokens, frequencies: Frequencies | None = None, list_size: int = LIST_SIZE) -> None:
         self.tokens = tokens
+        self.frequencies = frequencies
         self.list_size = list_size
+
+    def rare(self, word: str) -> bool:
+        """Whether a word is rare enough in the collection to name a paper in any case: one of its
+        terms is held by at most `NAMED_ANY_CASE_MAX_TEXTS` texts ("gradsurg", the "tgb" of
+        "tgb-seq"), unlike "attention" or "real-world" however a title capitalises them."""
+        terms = self.tokens(word)
+        if self.frequencies is None or not terms:
+            return True
+        return min(self.frequencies(terms)[0]) <= NAMED_ANY_CASE_MAX_TEXTS
 
     def answer(
         self, intent: Intent, q: Query, catalog: Catalog, filters: Filters, context: Sequence[Paper], locate: Locate
@@ -127,17 +142,19 @@ class CatalogueAnswerer:
             )
         return self._fields(papers, "authors" if intent is Intent.AUTHORS_OF else asked_field(q.text))
 
-    @staticmethod
-    def _target(q: Query, catalog: Catalog, filters: Filters, context: Sequence[Paper], locate: Locate) -> list[Paper]:
+    def _target(
+        self, q: Query, catalog: Catalog, filters: Filters, context: Sequence[Paper], locate: Locate
+    ) -> list[Paper]:
         """The paper a field question is about: the conversation's (for "its authors"), the one the
         question names by title or coined name ("What track is MIB in?"), else the best paper the
-        search and the relevance model find for its description."""
+        search and the relevance model find for its description, searched as typed (the
+        relevance model was fitted on whole questions, not on a topic's bare words)."""
         if q.refers_back and context:
             return list(context[:1])
-        named = catalog.papers_named_in(q.text)
+        named = catalog.papers_named_in(q.text, self.rare)
         if len(named) == 1:
             return [p for p in (catalog.get(named[0]),) if p is not None]
-        return locate(q.topic or q.text, filters)[:1]
+        return locate(q.text, filters)[:1]
 
     def _topic(self, q: Query) -> str:
         """The words of the question's topic that a paper's text must hold: those the keyword

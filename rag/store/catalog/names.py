@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 
 from rag.papers import title_key
@@ -198,12 +198,14 @@ class NameIndex(Rows):
             ]
         return found
 
-    def papers_named_in(self, text: str) -> list[str]:
+    def papers_named_in(self, text: str, rare: Callable[[str], bool] = lambda word: True) -> list[str]:
         """Ids of papers the text names, most specific first: a whole title (or a long title cut
         short with "…"), then a paper's names (`names_of`) as whole words in the order they occur:
         exactly as written, or in any case when the name is unmistakably coined (inner capitals
-        or digits: "gradsurg" finds GradSurg, but "gets" never finds GETS). A name shared by more
-        than three papers ("Position", "In-Context") names none of them."""
+        or digits: "gradsurg" finds GradSurg, but "gets" never finds GETS) and the word as written
+        is `rare`: a title that capitalises a letter of a common word for its acronym ("Generative
+        AttentioN based …") must not be named by every question that says "attention". A name
+        shared by more than three papers ("Position", "In-Context") names none of them."""
         found = self.titles_in(text) or self.title_matches(text.strip(" \"'“”"))
         words = re.findall(r"[\w][\w-]*[\w]|\w", text)
         candidates: list[str] = []
@@ -219,7 +221,7 @@ class NameIndex(Rows):
             ):
                 rows.setdefault(key, []).append((name, pid))
         for word in candidates:
-            hits = [pid for name, pid in rows.get(fold(word), []) if name == word or _any_case(name)]
+            hits = [pid for name, pid in rows.get(fold(word), []) if name == word or _any_case(name) and rare(word)]
             if 0 < len(set(hits)) <= 3:
                 found += hits
         return list(dict.fromkeys(found))
