@@ -172,6 +172,15 @@ def test_a_common_word_names_no_paper_whose_title_capitalises_one_of_its_letters
     assert coined.citations[0].paper.id == "p1" and "Ada Lovelace" in coined.text
 
 
+def test_the_value_a_field_question_asks_about_does_not_filter_its_paper() -> None:
+    """ "Was the paper on X an oral?" asks for X's decision: searched among orals only, a poster
+    was never found, or another paper's decision was given."""
+    pipe, _ = pipeline(abstain_threshold=0.0)
+    answer = pipe.answer("Was the paper showing that gradient projection fails on 12 of 20 benchmarks an oral?")
+    assert answer.kind == "field-of" and answer.citations[0].paper.id == "p2"
+    assert "Poster" in answer.text and answer.claims[0].field == "decision" and answer.claims[0].supported
+
+
 def test_catalogue_list_says_how_many_more() -> None:
     papers = [
         Paper(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from rag.answer.cite import field_value
@@ -135,12 +135,16 @@ class CatalogueAnswerer:
             return self._count(q, catalog, filters)
         if intent is Intent.LIST:
             return None if self._topic(q) else self._list(catalog, filters)
-        papers = self._target(q, catalog, filters, context, locate)
+        asked = "authors" if intent is Intent.AUTHORS_OF else asked_field(q.text)
+        # The value a field question asks about is no filter: "Was the paper on X an oral?" reads
+        # decision=Oral, and searched among orals the paper was not found when it was a poster.
+        unasked = replace(filters, **{asked: None}) if asked in {f.name for f in fields(Filters)} else filters
+        papers = self._target(q, catalog, unasked, context, locate)
         if not papers:
             return CatalogueDraft(
                 "The collection does not say: no paper in the collection matches this description.", abstained=True
             )
-        return self._fields(papers, "authors" if intent is Intent.AUTHORS_OF else asked_field(q.text))
+        return self._fields(papers, asked)
 
     def _target(
         self, q: Query, catalog: Catalog, filters: Filters, context: Sequence[Paper], locate: Locate
