@@ -44,6 +44,29 @@ def collapse(text: str) -> str:
     return " ".join(text.split()) if text else ""
 
 
+# HTML a question pasted from a web page carries: elements whose content is no text, and the tags
+# of the elements people write (a known list, so "x<y and y>z" in a question is left alone).
+_MARKUP_BLOCK = re.compile(r"<(script|style|template)\b[^>]*>.*?</\1\s*>", re.I | re.S)
+_INLINE_TAGS = "a|abbr|b|big|cite|code|del|em|font|i|ins|kbd|mark|q|s|small|span|strong|sub|sup|u|var"
+_BLOCK_TAGS = (
+    "blockquote|br|dd|div|dl|dt|h[1-6]|hr|iframe|img|li|ol|p|pre|script|style|table|tbody|td|template|th|thead|tr|ul"
+)
+_INLINE_TAG = re.compile(rf"</?(?:{_INLINE_TAGS})(?:\s[^<>]*)?/?>", re.I)
+_BLOCK_TAG = re.compile(rf"</?(?:{_BLOCK_TAGS})(?:\s[^<>]*)?/?>", re.I)
+
+
+def without_markup(text: str) -> str:
+    """A question as its words, without the HTML it was pasted with: `<b>graph neural networks</b>`
+    reads as the words, a script or style element as nothing. Left in, the tags' names and
+    attributes are words the keyword index and the relevance model read, and a question the
+    collection answers was abstained on (docs/benchmarks.md, session 24)."""
+    if "<" not in text:
+        return text
+    out = _MARKUP_BLOCK.sub(" ", text)
+    out = _BLOCK_TAG.sub(" ", _INLINE_TAG.sub("", out))
+    return collapse(out)
+
+
 def short_hash(text: str, size: int = 16) -> str:
     return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:size]
 

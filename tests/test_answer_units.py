@@ -20,7 +20,8 @@ from rag.answer.pipeline import ABSTAIN_SENTINEL, LLMAnswerer
 from rag.answer.query import read
 from rag.answer.relevance import kept_papers, spelled_out
 from rag.embed import HashEmbedder
-from rag.errors import LLMError
+from rag.errors import LLMError, QuestionError
+from rag.text import without_markup
 from rag.types import Claim, Hit, Paper
 from tests.fakes import FakeChatModel, corpus, pipeline
 
@@ -179,6 +180,21 @@ def test_the_value_a_field_question_asks_about_does_not_filter_its_paper() -> No
     answer = pipe.answer("Was the paper showing that gradient projection fails on 12 of 20 benchmarks an oral?")
     assert answer.kind == "field-of" and answer.citations[0].paper.id == "p2"
     assert "Poster" in answer.text and answer.claims[0].field == "decision" and answer.claims[0].supported
+
+
+def test_a_question_pasted_with_html_is_read_as_its_words() -> None:
+    """Tags are no words: a question pasted with them gets the answer its words get; a script's
+    content is dropped; text that only looks like a tag ("x<y and y>z") is kept."""
+    pipe, _ = pipeline()
+    for question in ("How much does GradSurg improve accuracy on NYUv2?", "What track is GradSurg in?"):
+        plain = pipe.answer(question)
+        words = question.split(" ", 3)
+        pasted = f"<script>alert(1)</script><p>{' '.join(words[:3])} <b>{words[3]}</b></p>"
+        marked = pipe.answer(pasted)
+        assert marked.question == plain.question and marked.text == plain.text and not marked.abstained
+    with pytest.raises(QuestionError, match="empty"):
+        pipe.answer("<script>alert(1)</script><br>")
+    assert without_markup("Is x<y and y>z for <i>all</i> x?") == "Is x<y and y>z for all x?"
 
 
 def test_catalogue_list_says_how_many_more() -> None:
