@@ -18,7 +18,6 @@ among them (docs/benchmarks.md, session 23)."""
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import os
 import random
@@ -36,21 +35,16 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="write every item as JSON")
     args = parser.parse_args()
     os.environ["RAG_HOME"] = str(args.home)
-    from eval.heldout import split_items
+    from eval.bench.built_class import conference_items, right
     from rag.app import App
     from rag.settings import Settings
-    from rag.types import Answer
 
     app = App(Settings())
     catalog = app.index.load().catalog
     families = tuple(args.family or ["conf-written"])
     openings: list[tuple[str, set[str]]] = []
     questions, follow_ups = [], []
-    for source, item, _, split in itertools.chain(
-        split_items("conf", catalog, measured=True), split_items("conf-removed", catalog, measured=True)
-    ):
-        if split != args.split:
-            continue
+    for source, item in conference_items(catalog, args.split):
         if item.history and item.kind in ("generic-follow-up", "follow-up"):
             follow_ups.append(item)
             if source.name == "conf-conversations":
@@ -60,11 +54,6 @@ def main() -> None:
     rng = random.Random(args.seed)
     rng.shuffle(questions)
     questions = questions[: args.n]
-
-    def right(answer: Answer, gold: set[str], answerable: bool) -> bool:
-        if not answerable:
-            return answer.abstained
-        return not answer.abstained and bool({c.paper.id for c in answer.citations} & gold)
 
     rows: list[dict[str, Any]] = []
     for item in questions:

@@ -16,7 +16,6 @@ writers' sets nor the mechanical ones ask for a described paper's authors."""
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import os
 import re
@@ -65,27 +64,25 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="write every item as JSON")
     args = parser.parse_args()
     os.environ["RAG_HOME"] = str(args.home)
-    from eval.heldout import split_items
+    from eval.bench.built_class import conference_items, right
     from rag.app import App
     from rag.settings import Settings
 
     app = App(Settings())
     catalog = app.index.load().catalog
     rows: list[dict[str, Any]] = []
-    for source, item, _, split in itertools.chain(
-        split_items("conf", catalog, measured=True), split_items("conf-removed", catalog, measured=True)
-    ):
-        if split != args.split or not source.name.startswith("conf-written") or item.history or item.kind not in KINDS:
+    for source, item in conference_items(catalog, args.split):
+        if not source.name.startswith("conf-written") or item.history or item.kind not in KINDS:
             continue
         asked = rewrite(item.question, args.form)
         if asked is None:
             continue
         answer = app.ask(asked)
         first = answer.citations[0].paper.id if answer.citations and not answer.abstained else None
-        right = first in set(item.gold_ids) if item.answerable else answer.abstained
         rows.append(
             {"id": item.id, "source": source.name, "answerable": item.answerable, "asked": asked}
-            | {"kind": answer.kind, "abstained": answer.abstained, "first": first, "right": right}
+            | {"kind": answer.kind, "abstained": answer.abstained, "first": first}
+            | {"right": right(answer, set(item.gold_ids), item.answerable, first_only=True)}
         )
     figures: dict[str, Any] = {"split": args.split, "form": args.form}
     for answerable, name in ((True, "answerable"), (False, "near misses")):

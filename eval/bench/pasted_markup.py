@@ -14,7 +14,6 @@ words without tags were answered."""
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import os
 import random
@@ -44,27 +43,19 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="write every item as JSON")
     args = parser.parse_args()
     os.environ["RAG_HOME"] = str(args.home)
-    from eval.heldout import split_items
+    from eval.bench.built_class import conference_items, right
     from rag.app import App
     from rag.settings import Settings
-    from rag.types import Answer
 
     app = App(Settings())
     catalog = app.index.load().catalog
     items = [
         item
-        for source, item, _, split in itertools.chain(
-            split_items("conf", catalog, measured=True), split_items("conf-removed", catalog, measured=True)
-        )
-        if split == args.split and source.name.startswith("conf-written") and not item.history
+        for source, item in conference_items(catalog, args.split)
+        if source.name.startswith("conf-written") and not item.history
     ]
     rng = random.Random(args.seed)
     rng.shuffle(items)
-
-    def right(answer: Answer, gold: set[str], answerable: bool) -> bool:
-        if not answerable:
-            return answer.abstained
-        return not answer.abstained and bool({c.paper.id for c in answer.citations} & gold)
 
     rows: list[dict[str, Any]] = []
     for item in items[: args.n]:
