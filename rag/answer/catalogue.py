@@ -18,15 +18,15 @@ from pathlib import Path
 from rag.answer.cite import field_value
 from rag.answer.compose import name_of
 from rag.answer.query import Query
+from rag.answer.relevance import Frequencies
 from rag.answer.route import Intent, asked_field
+from rag.answer.sentences import Tokens
 from rag.store import Catalog
 from rag.text import end_sentence, format_authors
 from rag.types import Claim, Filters, Hit, Paper
 
 # The papers a description points at, best first ([] when none answers): search + relevance.
 Locate = Callable[[str, Filters], list[Paper]]
-Tokens = Callable[[str], list[int]]
-Frequencies = Callable[[Sequence[int]], tuple[list[int], int]]  # term ids -> (document frequencies, texts)
 # A word written in another case than a paper's coined name names that paper only when at most this
 # many texts of the collection hold it: the "shared by more than three papers names none" rule of
 # `Catalog.papers_named_in`, applied to the word's plain uses.
