@@ -4,11 +4,34 @@ a right answer, so that every class is scored as `eval.heldout` scores its sourc
 
 from __future__ import annotations
 
+import argparse
 import itertools
+import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from rag.types import Answer
+
+
+def class_parser(doc: str) -> argparse.ArgumentParser:
+    """The arguments every class bench takes: the conference index, the split, where to write
+    every item."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--home", type=Path, required=True, help="an index of the conference (RAG_HOME)")
+    parser.add_argument("--split", default="validation", choices=("train", "validation", "test"))
+    parser.add_argument("--out", type=Path, help="write every item as JSON")
+    return parser
+
+
+def open_home(home: Path) -> tuple[Any, Any]:
+    """The App over `home` and its catalogue; RAG_HOME is set before the settings are read."""
+    os.environ["RAG_HOME"] = str(home)
+    from rag.app import App
+    from rag.settings import Settings
+
+    app = App(Settings())
+    return app, app.index.load().catalog
 
 
 def conference_items(catalog: Any, split: str) -> Iterator[tuple[Any, Any]]:

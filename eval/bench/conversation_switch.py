@@ -17,30 +17,20 @@ among them (docs/benchmarks.md, session 23)."""
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import random
-from pathlib import Path
 from typing import Any
+
+from eval.bench.built_class import class_parser, conference_items, open_home, right
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--home", type=Path, required=True, help="an index of the conference (RAG_HOME)")
-    parser.add_argument("--split", default="validation", choices=("train", "validation", "test"))
+    parser = class_parser(__doc__)
     parser.add_argument("--family", action="append", help="source name prefix (default conf-written)")
     parser.add_argument("--n", type=int, default=400, help="class questions to ask (seeded sample)")
     parser.add_argument("--seed", type=int, default=2312)
-    parser.add_argument("--out", type=Path, help="write every item as JSON")
     args = parser.parse_args()
-    os.environ["RAG_HOME"] = str(args.home)
-    from eval.bench.built_class import conference_items, right
-    from rag.app import App
-    from rag.settings import Settings
-
-    app = App(Settings())
-    catalog = app.index.load().catalog
+    app, catalog = open_home(args.home)
     families = tuple(args.family or ["conf-written"])
     openings: list[tuple[str, set[str]]] = []
     questions, follow_ups = [], []

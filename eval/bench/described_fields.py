@@ -15,12 +15,11 @@ writers' sets nor the mechanical ones ask for a described paper's authors."""
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import re
-from pathlib import Path
 from typing import Any
+
+from eval.bench.built_class import class_parser, conference_items, open_home, right
 
 # (pattern over the writers' question, its rewrite): the first that matches is used.
 REWRITES: tuple[tuple[str, str], ...] = (
@@ -57,19 +56,10 @@ def rewrite(question: str, form: str = "authors") -> str | None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--home", type=Path, required=True, help="an index of the conference (RAG_HOME)")
-    parser.add_argument("--split", default="validation", choices=("train", "validation", "test"))
+    parser = class_parser(__doc__)
     parser.add_argument("--form", default="authors", choices=sorted(FORMS), help="the field asked for")
-    parser.add_argument("--out", type=Path, help="write every item as JSON")
     args = parser.parse_args()
-    os.environ["RAG_HOME"] = str(args.home)
-    from eval.bench.built_class import conference_items, right
-    from rag.app import App
-    from rag.settings import Settings
-
-    app = App(Settings())
-    catalog = app.index.load().catalog
+    app, catalog = open_home(args.home)
     rows: list[dict[str, Any]] = []
     for source, item in conference_items(catalog, args.split):
         if not source.name.startswith("conf-written") or item.history or item.kind not in KINDS:

@@ -13,13 +13,12 @@ words without tags were answered."""
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import random
 import re
-from pathlib import Path
 from typing import Any
+
+from eval.bench.built_class import class_parser, conference_items, open_home, right
 
 WRAPS = ("<b>{}</b>", "<i>{}</i>", '<a href="https://example.org/p?id=7">{}</a>', '<span class="hl">{}</span>')
 
@@ -35,20 +34,11 @@ def marked_up(question: str, rng: random.Random) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--home", type=Path, required=True, help="an index of the conference (RAG_HOME)")
-    parser.add_argument("--split", default="validation", choices=("train", "validation", "test"))
+    parser = class_parser(__doc__)
     parser.add_argument("--n", type=int, default=300, help="questions to ask (seeded sample)")
     parser.add_argument("--seed", type=int, default=2412)
-    parser.add_argument("--out", type=Path, help="write every item as JSON")
     args = parser.parse_args()
-    os.environ["RAG_HOME"] = str(args.home)
-    from eval.bench.built_class import conference_items, right
-    from rag.app import App
-    from rag.settings import Settings
-
-    app = App(Settings())
-    catalog = app.index.load().catalog
+    app, catalog = open_home(args.home)
     items = [
         item
         for source, item in conference_items(catalog, args.split)
