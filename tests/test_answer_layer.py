@@ -11,6 +11,7 @@ import pytest
 
 from rag.answer.catalogue import count_text
 from rag.answer.cues import (
+    APPLIED_TO,
     ASKED_FOR,
     ASKS,
     BACK_REFERENCE,
@@ -20,6 +21,7 @@ from rag.answer.cues import (
     QUANTITY,
     REPORTED_VALUE,
     ROLES,
+    SETTING_LAST,
 )
 from rag.answer.pipeline import merge_filters
 from rag.answer.query import read, recognise_filters
@@ -34,7 +36,8 @@ from tests.fakes import corpus, pipeline
 
 def test_every_cue_matches_the_examples_it_is_written_for() -> None:
     """The answer layer's hand rules are data: each cue carries the sentences it is written for."""
-    for cue in (*ROLES, *ASKS, MANY, BACK_REFERENCE, NEW_SEARCH, ASKED_FOR, QUANTITY, REPORTED_VALUE, COMPARATIVE):
+    rules = (ASKED_FOR, QUANTITY, REPORTED_VALUE, COMPARATIVE, APPLIED_TO, SETTING_LAST)
+    for cue in (*ROLES, *ASKS, MANY, BACK_REFERENCE, NEW_SEARCH, *rules):
         assert cue.examples, cue.name
         for example in cue.examples:
             assert cue.pattern.search(example), (cue.name, example)
@@ -353,6 +356,47 @@ def test_a_paper_kept_alone_is_quoted_at_more_length_than_one_of_several(sample_
     lead, other = several.split("\n\n**")[1:3]
     assert len(quotes(lead)) == extractive.lead == 2 and len(quotes(other)) == extractive.per_paper
     assert set(quotes(lead)) <= set(alone)  # the best two of the three, not other sentences
+
+
+def test_a_setting_the_leading_paper_does_not_name_is_not_answered(sample_app: App) -> None:
+    """A yes/no question whether a method was carried to a setting: the setting is read after the
+    participle, and it must be named by the paper the answer leads with, in its words or close in
+    meaning; a question that is no such yes/no question is not read at all."""
+    relevance = sample_app.pipeline.relevance
+    paper = next(p for p in sample_app.index.load().catalog.select(Filters(), 100) if p.label == "SAeUron")
+    method = "Has concept unlearning with sparse autoencoders been"
+    assert relevance.unheld_setting(f"{method} applied to power grid networks?", paper) == "power grid networks"
+    assert relevance.unheld_setting(f"{method} applied to text-to-image diffusion models?", paper) is None
+    assert relevance.unheld_setting(f"{method} evaluated on image generators?", paper) is None  # close in meaning
+    assert relevance.unheld_setting("Which papers apply unlearning to power grid networks?", paper) is None
+    short = "Is there work on concept unlearning with sparse autoencoders for power grid networks?"
+    assert relevance.unheld_setting(short, paper) == "power grid networks"
+    long = (
+        "Is there work that removes unwanted concepts from a generator by steering the features a sparse "
+        "autoencoder learned, for power grid networks?"
+    )
+    assert relevance.unheld_setting(long, paper) is None  # the last phrase of a long question: one detail of many
+    # a setting the abstract writes in the other form is named: an acronym it spells out, or words it abbreviates
+    spelled = replace(paper, abstract=f"{paper.abstract} It is tested on large language models.")
+    abbreviated = replace(paper, abstract=f"{paper.abstract} It is tested on VLMs.")
+    assert relevance.unheld_setting(f"{method} applied to LLMs?", spelled) is None
+    assert relevance.unheld_setting(f"{method} applied to vision-language models?", abbreviated) is None
+    assert relevance.unheld_setting(f"{method} applied to GNNs?", abbreviated) == "GNNs"
+    titled = replace(paper, abstract="")
+    assert relevance.unheld_setting(f"{method} applied to power grid networks?", titled) is None
+    answer = sample_app.pipeline.answer(f"{method} applied to power grid networks?")
+    assert answer.abstained and "power grid networks" in answer.text and "SAeUron" in answer.text
+    answered = sample_app.pipeline.answer(f"{method} applied to text-to-image diffusion models?")
+    assert not answered.abstained and answered.citations[0].paper.label == "SAeUron"
+    chat = sample_app.chat()  # the paper the abstention names is what a follow-up refers to
+    assert chat.ask(f"{method} applied to power grid networks?").abstained
+    follow_up = chat.ask("What were the main results?")
+    assert not follow_up.abstained and follow_up.citations[0].paper.label == "SAeUron"
+    assert relevance.unheld_setting(f"{method} tried on small models and then on big ones?", paper) is None
+    filtered = sample_app.pipeline.answer(
+        f"Is there work on concept unlearning with sparse autoencoders at {paper.venue}?"
+    )
+    assert "does not mention" not in filtered.text  # a filter the question names is no setting
 
 
 def test_unheld_counts_only_what_the_papers_lack_weighted_by_rarity(sample_app: App) -> None:

@@ -15,6 +15,9 @@ fitted thresholds applies; `BACK_REFERENCE` says when a question is condensed wi
 - NEW_SEARCH: a request for papers in a conversation is read as asked, never as a follow-up (on
   validation, short topic questions after a turn about another paper answered from that paper:
   21 of 107 -> 0; `rag.answer.chat.ChatSession.readings`).
+- APPLIED_TO, SETTING_LAST: the setting a yes/no question asks a method to have been carried to
+  ("… applied to power grid networks?"), which `Relevance.unheld_setting` looks for in the paper
+  an answer would lead with (docs/benchmarks.md, session 25, has the figures).
 - ASKED_FOR, REPORTED_VALUE, COMPARATIVE: the detail a question asks for ("How many GPU hours …",
   "Which LLM does …"), which `Relevance.unheld_detail` looks for in the paper the question names,
   whether it is a value the paper reports, and a comparison any number may answer
@@ -181,6 +184,32 @@ COMPARATIVE = _cue(
     "How much faster is attention computation with XAttention?",
     "How much better does MoHD perform than a Transformer?",
 )
+# A yes/no question whether a method was carried to a setting ("Has graph domain adaptation been
+# applied to power grid networks?"): the setting is the part after the participle, which
+# `Relevance.unheld_setting` looks for in the paper an answer would lead with.
+APPLIED_TO = _cue(
+    "applied_to",
+    r"^\W*(?:has|have|is\s+there|are\s+there|was|were|can|could|does|do|did|is|are)\b.*\b"
+    r"(?:applied|used|evaluated|tested|extended|adapted|built|designed|deployed|studied|benchmarked|"
+    r"validated|explored|tried|developed|trained|demonstrated|transferred|generali[sz]ed|tailored|"
+    r"aimed|targeted|done|run)\s+(?:\w+ly\s+)?(?:to|on|for|in|into|with|at)\s+(?P<setting>[^?]+?)\s*\?*\s*$",
+    "Has graph domain adaptation been applied to power grid networks?",
+    "Are there robust cardinality sketches evaluated on network traffic monitoring?",
+    "Are there synthetic face recognition datasets built specifically for children's faces?",
+)
+# A yes/no question whether some work exists, whose last phrase names the setting ("Are there
+# instruction-following retrieval benchmarks for Korean?"). `Relevance.unheld_setting` reads both
+# forms in questions of at most `SETTING_WORDS` words: in a longer one the last phrase is one detail
+# of many, often reworded.
+SETTING_LAST = _cue(
+    "setting_last",
+    r"^\W*(?:has|have|is|are|was|were|can|could|does|do|did|any)\b.*\b(?:to|for|on|in|into|with|at|across|beyond)\s+"
+    r"(?P<setting>(?:(?!\b(?:to|for|on|in|into|with|at|across|beyond)\b)[^?])+?)\s*\?*\s*$",
+    "Are there instruction-following retrieval benchmarks for Korean?",
+    "Has anyone applied generative models of limit order books to cryptocurrency exchanges?",
+    "Is there work on differentially private hierarchical clustering for streaming data?",
+)
+SETTING_WORDS = 16
 # Words that say what sort of answer is wanted, not which detail ("what kind of", "which paper",
 # "what approaches"), the measure a number is given in ("what fraction of", "what percentage"), or a
 # catalogue field ("how many authors"): a question asking only these asks the abstract for no detail.

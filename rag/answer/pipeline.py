@@ -16,7 +16,10 @@ Offline (no LLM, the default):
 4. the kept papers lead in the search's order, each with the sentences that answer this question
    (rag.answer.sentences, rag.answer.compose); when the question named filters, the papers come
    from a search of its other words among the filtered ones (`_topical`), and when those words
-   hold a topic, that search decides whether to answer, against a threshold of its own.
+   hold a topic, that search decides whether to answer, against a threshold of its own. A yes/no
+   question whether a method was carried to a setting the leading paper does not mention is not
+   answered (`Relevance.unheld_setting`: "Has graph domain adaptation been applied to power grid
+   networks?"), a third rule a validation figure keeps.
 
 With an LLM: search, then the model reads the numbered sources and decides for itself, abstaining
 with a sentinel when they do not answer. No rule stands between the search and the model beyond
@@ -434,9 +437,12 @@ class AnswerPipeline:
                 reason = f"no retrieved paper is likely to answer (best {confidence:.2f})"
                 self._abstain(result, ABSTAIN_TEXT, reason, q, on_token)
             else:
+                chosen = topical or decides
                 if topical is not None:
                     result.sources = [p.hit for p in topical.papers]
-                self._finish(result, self._extract(question, topical or decides), q, on_token)
+                draft = self._extract(question, chosen)
+                if not self._abstain_on_setting(result, question, q, chosen, draft, on_token):
+                    self._finish(result, draft, q, on_token)
         timings["generate"] = (time.perf_counter() - start) * 1000
         start = time.perf_counter()
         if not result.abstained:
@@ -503,6 +509,22 @@ class AnswerPipeline:
         probabilities = [p.probability for p in assessment.papers]
         kept = sorted(self.relevance.kept(probabilities), key=lambda i: -probabilities[i])
         return [assessment.papers[i].hit.paper for i in kept]
+
+    def _abstain_on_setting(
+        self, result: Answer, question: str, q: Query, chosen: Assessment, draft: Draft, on_token: OnToken | None
+    ) -> bool:
+        """Abstain when the question asks whether a method was carried to a setting that the paper
+        the draft leads with does not name (`Relevance.unheld_setting`); a question naming a
+        filter is left alone, since its filter ("at ICML 2025") is no setting. The paper named
+        leads the sources, so that a follow-up ("What data did it use?") reads it."""
+        lead = chosen.papers[draft.claims[0].cites[0] - 1].hit.paper if draft.claims else None
+        setting = self.relevance.unheld_setting(question, lead) if lead is not None and not q.spans else None
+        if lead is None or setting is None:
+            return False
+        text = f"The collection does not say: “{lead.display_title}”, the closest paper, does not mention {setting}."
+        result.sources = sorted(result.sources, key=lambda h: h.paper.id != lead.id)
+        self._abstain(result, text, f"the closest paper does not mention {setting}", q, on_token)
+        return True
 
     def _abstain(self, result: Answer, text: str, reason: str, q: Query, on_token: OnToken | None) -> None:
         text += _unmet_line(q)

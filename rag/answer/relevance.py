@@ -27,9 +27,11 @@ among the filtered papers (`Relevance.filtered_confidence`).
 
 Both are fitted on the train split of the held-out sets, their thresholds chosen on the validation
 split (`python -m eval.fit_relevance`, which rewrites `rag/models/relevance.json` and records the
-figures each choice was made on). Two hand rules stand in front of them, each kept by a validation
+figures each choice was made on). Three hand rules stand beside them, each kept by a validation
 figure in its docstring: a coined name no paper mentions (`unknown_names`) and a detail the named
-paper's abstract does not mention (`unheld_detail`)."""
+paper's abstract does not mention (`unheld_detail`), in front of them, and a setting a yes/no
+question asks about that the paper an answer would lead with does not name (`unheld_setting`),
+after them."""
 
 from __future__ import annotations
 
@@ -43,7 +45,18 @@ from pathlib import Path
 import numpy as np
 from bm25s.stopwords import STOPWORDS_EN
 
-from rag.answer.cues import ASKED_FOR, ASKS, COMPARATIVE, QUANTITY, REPORTED_VALUE, SORT_OF_ANSWER, cues
+from rag.answer.cues import (
+    APPLIED_TO,
+    ASKED_FOR,
+    ASKS,
+    COMPARATIVE,
+    QUANTITY,
+    REPORTED_VALUE,
+    SETTING_LAST,
+    SETTING_WORDS,
+    SORT_OF_ANSWER,
+    cues,
+)
 from rag.answer.evidence import Vectors, leading_sentences
 from rag.answer.logistic import LogisticModel
 from rag.answer.query import Query
@@ -103,6 +116,10 @@ ANSWERABLE_FEATURES = (
     *(f"top_{name}" for name in FEATURES),  # the signals of the most probable paper
 )
 RARE_SHARE = 0.002
+# `Relevance.unheld_setting`'s bounds, chosen on the train split (docs/benchmarks.md, session 25)
+SETTING_HELD = 0.34  # at most this share of the setting's words, weighed by rarity, held by the leading paper
+PRO_FORMS = frozenset("one ones it them this that these those theirs".split())  # words that stand for a noun
+SETTING_COSINE = 0.45  # and none of its sentences this close to the setting
 Frequencies = Callable[[Sequence[int]], tuple[list[int], int]]  # term ids -> (document frequencies, texts)
 
 
@@ -337,6 +354,50 @@ class Relevance:
             if _instances(question, paper):
                 return None  # a thing asked for: the abstract may name it without its category
         return paper, clip(" ".join(asked.group(1).split()), 80)
+
+    def unheld_setting(self, question: str, paper: Paper) -> str | None:
+        """The setting the question asks about, when a short yes/no question (at most
+        `SETTING_WORDS` words) asks whether a method was carried to a setting and the paper an
+        answer would lead with does not name it. The setting is the phrase after a participle
+        (`APPLIED_TO`: "Has graph domain adaptation been applied to power grid networks?") or else
+        the question's last phrase (`SETTING_LAST`: "Are there instruction-following retrieval
+        benchmarks for Korean?"). Not naming it: the paper holds at most `SETTING_HELD` of the
+        setting's content words, each weighed by its rarity and stemmed as `_held_terms` does
+        ("surgical robots" of a robotics paper is mostly unheld), and none of its sentences is
+        within `SETTING_COSINE` of it.
+
+        The search finds the method's paper, and the answerable model, which sees a question
+        that matches it closely, is sure; a third of the writers' near misses it answers are of
+        this form. Only the leading paper is read (the other papers found are often about the
+        setting without the method), and only when it has an abstract: a title leaves out most
+        settings. In a longer question the last phrase is one detail of many, often reworded.
+
+        The third hand rule in front of the model's answer, beside `unknown_names` and
+        `unheld_detail`; its bounds were chosen on the train split and it is kept by a validation
+        figure (docs/benchmarks.md, session 25)."""
+        if len(question.split()) > SETTING_WORDS or not self.check_names or not paper.abstract:
+            return None
+        asked = APPLIED_TO.pattern.match(question) or SETTING_LAST.pattern.match(question)
+        if asked is None:
+            return None
+        setting = asked.group("setting")
+        if not setting.split() or fold(setting.split()[-1]) in PRO_FORMS:
+            return None  # "reusing them on big ones": the question's own subject again, no setting
+        words = " ".join(w for w in re.findall(r"[\w'-]+", setting) if fold(w) not in GENERIC_WORDS)
+        terms = sorted(_held_terms(self.tokens, words) - _sort_terms(self.tokens))
+        if not terms:
+            return None
+        df, total = self.frequencies(terms)
+        rarity = {t: idf(d, max(total, 1)) for t, d in zip(terms, df)}
+        text = f"{paper.title} {paper.abstract}"
+        held = _held_terms(self.tokens, text) | _held_terms(self.tokens, " ".join(_written_otherwise(setting, text)))
+        if sum(w for t, w in rarity.items() if t in held) / sum(rarity.values()) > SETTING_HELD:
+            return None
+        texts = [t for t in [paper.title or paper.label or "", *leading_sentences(paper)] if t]
+        vectors = self.vectors.embed([setting, *texts])
+        if float((vectors[1:] @ vectors[0]).max()) >= SETTING_COSINE:
+            return None
+        return clip(" ".join(setting.split()), 80)
 
     def _mentioned(self, word: str) -> bool:
         """The word is in some title or abstract, or it is a known name with a number added
@@ -638,6 +699,28 @@ def spelled_out(name: str, text: str) -> bool:
         return words[i] in _ACRONYM_SKIPS and at > 0 and skips < 3 and spells(i + 1, at, skips + 1)
 
     return any(target.startswith(pieces[i]) and spells(i, 0, 0) for i in range(len(words)))
+
+
+def _written_otherwise(phrase: str, text: str) -> list[str]:
+    """The phrase's words that the text writes in another form: an acronym it spells out ("LLMs"
+    or "RL" of a text saying "large language models", "reinforcement learning") or a run of words
+    whose initials it writes as one ("vision-language models" of a text saying "VLMs"). A chance
+    match here only keeps a question answered, so two-letter acronyms count too."""
+    words = re.findall(r"[^\W\d_]+", text)  # a hyphen splits words, as in an acronym
+    runs = {"".join(w[0] for w in words[i : i + size]).upper() for size in range(2, 7) for i in range(len(words))}
+    found = []
+    for word in phrase.split():
+        letters = re.sub(r"s$", "", word.strip(".,;:!?()\"'"))
+        if sum(c.isupper() for c in letters) >= 2 and letters.isalpha():
+            if letters.upper() in runs or spelled_out(letters.upper(), text):
+                found.append(word)
+    own = re.findall(r"[^\W\d_]+", phrase)
+    for size in range(2, 6):
+        for i in range(len(own) - size + 1):
+            acronym = "".join(w[0] for w in own[i : i + size]).upper()
+            if re.search(rf"(?<![\w-]){acronym}s?(?![\w-])", text):
+                found.extend(own[i : i + size])
+    return found
 
 
 # A formula mark a name is glued to: a one-character base with ^ or _ ("X^2GNN", "h_GNN"), TeX's $
