@@ -96,6 +96,10 @@ SOURCES = (
     # ("Which simulator is AdaWM evaluated in?" -> CARLA), written by helpers to attack the detail
     # check (sessions 20-21, three sets; the rule was hardened on them): train only, measured only
     Source("conf-rewordings", "conf", HELDOUT / "conf_rewordings.jsonl", "train", fitted=False),
+    # short yes/no questions whether a method was carried to a setting, 40 answerable (27 with the
+    # setting reworded) and 40 whose setting the method's paper does not mention, written blind by a
+    # helper to attack `Relevance.unheld_setting` (session 25): train only, measured only
+    Source("conf-settings", "conf", HELDOUT / "conf_settings.jsonl", "train", fitted=False),
     Source("scifact", "scifact", GENERATED / "scifact.jsonl"),
     Source("scifact-removed", "scifact-removed", GENERATED / "scifact_removed.jsonl"),
     Source("sample-dev", "sample", HANDWRITTEN / "dev.jsonl", "train"),
