@@ -705,14 +705,15 @@ def _written_otherwise(phrase: str, text: str) -> list[str]:
     """The phrase's words that the text writes in another form: an acronym it spells out ("LLMs"
     or "RL" of a text saying "large language models", "reinforcement learning") or a run of words
     whose initials it writes as one ("vision-language models" of a text saying "VLMs"). A chance
-    match here only keeps a question answered, so two-letter acronyms count too."""
+    match here only keeps a question answered, so two-letter acronyms count too: any two adjacent
+    words with those initials (`spelled_out` reads three letters or more)."""
     words = re.findall(r"[^\W\d_]+", text)  # a hyphen splits words, as in an acronym
-    runs = {"".join(w[0] for w in words[i : i + size]).upper() for size in range(2, 7) for i in range(len(words))}
+    pairs = {(a[0] + b[0]).upper() for a, b in zip(words, words[1:])}
     found = []
     for word in phrase.split():
-        letters = re.sub(r"s$", "", word.strip(".,;:!?()\"'"))
-        if sum(c.isupper() for c in letters) >= 2 and letters.isalpha():
-            if letters.upper() in runs or spelled_out(letters.upper(), text):
+        letters = re.sub(r"s$", "", word.strip(".,;:!?()\"'")).upper()
+        if sum(c.isupper() for c in word) >= 2 and letters.isalpha():
+            if letters in pairs or spelled_out(letters, text):
                 found.append(word)
     own = re.findall(r"[^\W\d_]+", phrase)
     for size in range(2, 6):
