@@ -171,8 +171,9 @@ class AnswerSettings(BaseModel):
         default=True,
         description="Offline answers say the collection does not say when the question names a coined "
         "name (LoomAttention, HELIOS-Tab) that no paper of the collection mentions, or asks the paper it "
-        "names for a detail its abstract does not mention (GPU hours, a score), or asks whether a method "
-        "was applied to a setting the paper it would lead with does not name.",
+        "names for a detail its abstract does not mention (GPU hours, a score) or a number it does not state "
+        "(how many experts), or asks whether a method was applied to a setting and the paper it would "
+        "lead with does not name the method or the setting.",
     )
 
 

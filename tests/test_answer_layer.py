@@ -397,6 +397,20 @@ def test_a_setting_the_leading_paper_does_not_name_is_not_answered(sample_app: A
         f"Is there work on concept unlearning with sparse autoencoders at {paper.venue}?"
     )
     assert "does not mention" not in filtered.text  # a filter the question names is no setting
+    # the method must be named too, in its words or close in meaning: the paper found may hold only the setting
+    setting = "applied to text-to-image diffusion models?"
+    assert relevance.unheld_setting(f"Has Dirichlet process clustering been {setting}", paper) == (
+        "Dirichlet process clustering"
+    )
+    assert relevance.unheld_setting("Has anyone used quantum annealing for image generators?", paper) == (
+        "quantum annealing"  # shown without the asking words
+    )
+    both = replace(paper, id="both", abstract=f"{paper.abstract} We cluster with a Dirichlet process.")
+    dirichlet = f"Has Dirichlet process clustering been {setting}"
+    assert relevance.unheld_setting(dirichlet, paper, [both]) is None  # another cited paper names both
+    assert relevance.unheld_setting(dirichlet, paper, [replace(paper, id="one")]) == "Dirichlet process clustering"
+    assert relevance.unheld_setting(f"Has erasing concepts with SAE features been {setting}", paper) is None
+    assert relevance.unheld_setting(f"Are there sparse-autoencoder methods {setting}", paper) is None  # by its parts
 
 
 def test_unheld_counts_only_what_the_papers_lack_weighted_by_rarity(sample_app: App) -> None:

@@ -18,6 +18,8 @@ fitted thresholds applies; `BACK_REFERENCE` says when a question is condensed wi
 - APPLIED_TO, SETTING_LAST: the setting a yes/no question asks a method to have been carried to
   ("… applied to power grid networks?"), which `Relevance.unheld_setting` looks for in the paper
   an answer would lead with (docs/benchmarks.md, session 25, has the figures).
+- ASKED_VALUE, MEASURES: a number asked of the paper a question names ("How many experts does
+  MENTOR use?"), which `Relevance.unstated_value` looks for next to the words it is asked of.
 - ASKED_FOR, REPORTED_VALUE, COMPARATIVE: the detail a question asks for ("How many GPU hours …",
   "Which LLM does …"), which `Relevance.unheld_detail` looks for in the paper the question names,
   whether it is a value the paper reports, and a comparison any number may answer
@@ -184,15 +186,38 @@ COMPARATIVE = _cue(
     "How much faster is attention computation with XAttention?",
     "How much better does MoHD perform than a Transformer?",
 )
+# A question asking a number of the paper it names, and the words it asks it of: "How many experts
+# does MENTOR use?", "What masking ratio does MEAP use?" (a measure of `MEASURES` among the words),
+# which `Relevance.unstated_value` looks for, next to a number, in that paper's abstract. Unlike
+# `ASKED_FOR` the words may run on past "of" ("What fraction of the weights does …").
+ASKED_VALUE = _cue(
+    "asked_value",
+    _OPENING + r"(?:on\s+average\s+)?(?:(?P<what>what)(?:'s|\s+is|\s+are)?|which|how\s+many|how\s+much)\s+"
+    r"(?P<detail>(?:[\w'/.%@()-]+\s+){0,6}?)(?:does|do|did|is|are|was|were|has|have|had|can)\b",
+    "How many experts does MENTOR's mixture-of-experts backbone use?",
+    "What masking ratio does MEAP use during pretraining?",
+    "What fraction of the weights does SeleKT update?",
+    "On average how many insights are planted in each InsightBench dataset?",
+)
+# Words that make a "what …" question ask for a number ("What LoRA rank …", "What learning rate …");
+# a "which …" question asks for a thing ("Which error rate does g-LOND control?": the FDR).
+MEASURES = frozenset(
+    "accuracy score scores rate rates ratio fraction percentage proportion rank size number value values perplexity "
+    "error latency speedup speed-up throughput epochs steps auroc auc f1 bleu rouge rouge-l mae rmse mse fid "
+    "top-1 top-5 pass@1 pass@k complexity beta budget memory cost".split()
+)
 # A yes/no question whether a method was carried to a setting ("Has graph domain adaptation been
 # applied to power grid networks?"): the setting is the part after the participle, which
 # `Relevance.unheld_setting` looks for in the paper an answer would lead with.
+PARTICIPLES = (
+    r"applied|used|evaluated|tested|extended|adapted|built|designed|deployed|studied|benchmarked|"
+    r"validated|explored|tried|developed|trained|demonstrated|transferred|generali[sz]ed|tailored|"
+    r"aimed|targeted|done|run"
+)
 APPLIED_TO = _cue(
     "applied_to",
-    r"^\W*(?:has|have|is\s+there|are\s+there|was|were|can|could|does|do|did|is|are)\b.*\b"
-    r"(?:applied|used|evaluated|tested|extended|adapted|built|designed|deployed|studied|benchmarked|"
-    r"validated|explored|tried|developed|trained|demonstrated|transferred|generali[sz]ed|tailored|"
-    r"aimed|targeted|done|run)\s+(?:\w+ly\s+)?(?:to|on|for|in|into|with|at)\s+(?P<setting>[^?]+?)\s*\?*\s*$",
+    r"^\W*(?:has|have|is\s+there|are\s+there|was|were|can|could|does|do|did|is|are)\b(?P<subject>.*)\b"
+    rf"(?:{PARTICIPLES})\s+(?:\w+ly\s+)?(?:to|on|for|in|into|with|at)\s+(?P<setting>[^?]+?)\s*\?*\s*$",
     "Has graph domain adaptation been applied to power grid networks?",
     "Are there robust cardinality sketches evaluated on network traffic monitoring?",
     "Are there synthetic face recognition datasets built specifically for children's faces?",
@@ -203,7 +228,7 @@ APPLIED_TO = _cue(
 # of many, often reworded.
 SETTING_LAST = _cue(
     "setting_last",
-    r"^\W*(?:has|have|is|are|was|were|can|could|does|do|did|any)\b.*\b(?:to|for|on|in|into|with|at|across|beyond)\s+"
+    r"^\W*(?:has|have|is|are|was|were|can|could|does|do|did|any)\b(?P<subject>.*)\b(?:to|for|on|in|into|with|at|across|beyond)\s+"
     r"(?P<setting>(?:(?!\b(?:to|for|on|in|into|with|at|across|beyond)\b)[^?])+?)\s*\?*\s*$",
     "Are there instruction-following retrieval benchmarks for Korean?",
     "Has anyone applied generative models of limit order books to cryptocurrency exchanges?",

@@ -8,18 +8,20 @@ Offline (no LLM, the default):
 3. search (rag.search.retrieve) with the filters the question named applied, then one calibrated
    relevance model (rag.answer.relevance) gives each found paper the probability that it answers;
    below `abstain` for all of them, the answer is "the collection does not say"; papers below
-   `keep` are left out. Before it, two rules that a
+   `keep` are left out. Before it, three rules that a
    validation figure keeps: a coined name the question asks about that no paper of the collection
    mentions is a question the collection cannot answer (`Relevance.unknown_names`), and so is a
    detail asked of the paper the question names that its abstract does not mention
-   (`Relevance.unheld_detail`: "What AUROC does BoxLM reach on MIMIC-IV?");
+   (`Relevance.unheld_detail`: "What AUROC does BoxLM reach on MIMIC-IV?") and a number asked of
+   it that no sentence sharing the question's words states (`Relevance.unstated_value`: "How many
+   experts does MENTOR use?");
 4. the kept papers lead in the search's order, each with the sentences that answer this question
    (rag.answer.sentences, rag.answer.compose); when the question named filters, the papers come
    from a search of its other words among the filtered ones (`_topical`), and when those words
    hold a topic, that search decides whether to answer, against a threshold of its own. A yes/no
-   question whether a method was carried to a setting the leading paper does not mention is not
-   answered (`Relevance.unheld_setting`: "Has graph domain adaptation been applied to power grid
-   networks?"), a third rule a validation figure keeps.
+   question whether a method was carried to a setting is not answered when the leading paper does
+   not mention the setting or the method (`Relevance.unheld_setting`: "Has graph domain adaptation
+   been applied to power grid networks?"), a fourth rule a validation figure keeps.
 
 With an LLM: search, then the model reads the numbered sources and decides for itself, abstaining
 with a sentinel when they do not answer. No rule stands between the search and the model beyond
@@ -421,6 +423,10 @@ class AnswerPipeline:
             )
             text = f"The collection does not say: {where} does not mention {detail}."
             self._abstain(result, text, f"the paper the question names does not mention {detail}", q, on_token)
+        elif not q.spans and (unstated := self.relevance.unstated_value(question, hits)):
+            paper, value = unstated
+            text = f"The collection does not say: the abstract of “{paper.display_title}” does not state {value}."
+            self._abstain(result, text, f"the paper the question names does not state {value}", q, on_token)
         else:
             topical = self._topical(q, k, filters) if query == question else None
             if topical is not None and q.has_topic:  # decided on its topic among the filtered papers
@@ -513,12 +519,17 @@ class AnswerPipeline:
     def _abstain_on_setting(
         self, result: Answer, question: str, q: Query, chosen: Assessment, draft: Draft, on_token: OnToken | None
     ) -> bool:
-        """Abstain when the question asks whether a method was carried to a setting that the paper
-        the draft leads with does not name (`Relevance.unheld_setting`); a question naming a
+        """Abstain when the question asks whether a method was carried to a setting and the paper
+        the draft leads with does not name the setting or the method (`Relevance.unheld_setting`); a question naming a
         filter is left alone, since its filter ("at ICML 2025") is no setting. The paper named
         leads the sources, so that a follow-up ("What data did it use?") reads it."""
-        lead = chosen.papers[draft.claims[0].cites[0] - 1].hit.paper if draft.claims else None
-        setting = self.relevance.unheld_setting(question, lead) if lead is not None and not q.spans else None
+        first = next((claim.cites[0] for claim in draft.claims if claim.cites), None)
+        lead = chosen.papers[first - 1].hit.paper if first is not None else None
+        cited = [
+            chosen.papers[n - 1].hit.paper for n in dict.fromkeys(c for claim in draft.claims for c in claim.cites)
+        ]
+        others = [paper for paper in cited if lead is None or paper.id != lead.id]
+        setting = self.relevance.unheld_setting(question, lead, others) if lead is not None and not q.spans else None
         if lead is None or setting is None:
             return False
         text = f"The collection does not say: “{lead.display_title}”, the closest paper, does not mention {setting}."

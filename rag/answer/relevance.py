@@ -27,11 +27,11 @@ among the filtered papers (`Relevance.filtered_confidence`).
 
 Both are fitted on the train split of the held-out sets, their thresholds chosen on the validation
 split (`python -m eval.fit_relevance`, which rewrites `rag/models/relevance.json` and records the
-figures each choice was made on). Three hand rules stand beside them, each kept by a validation
-figure in its docstring: a coined name no paper mentions (`unknown_names`) and a detail the named
-paper's abstract does not mention (`unheld_detail`), in front of them, and a setting a yes/no
-question asks about that the paper an answer would lead with does not name (`unheld_setting`),
-after them."""
+figures each choice was made on). Four hand rules stand beside them, each kept by a validation
+figure in its docstring: a coined name no paper mentions (`unknown_names`), a detail the named
+paper's abstract does not mention (`unheld_detail`) and a number it does not state
+(`unstated_value`), in front of them, and a method or setting a yes/no question asks about that
+the paper an answer would lead with does not name (`unheld_setting`), after them."""
 
 from __future__ import annotations
 
@@ -48,8 +48,11 @@ from bm25s.stopwords import STOPWORDS_EN
 from rag.answer.cues import (
     APPLIED_TO,
     ASKED_FOR,
+    ASKED_VALUE,
     ASKS,
     COMPARATIVE,
+    MEASURES,
+    PARTICIPLES,
     QUANTITY,
     REPORTED_VALUE,
     SETTING_LAST,
@@ -57,12 +60,22 @@ from rag.answer.cues import (
     SORT_OF_ANSWER,
     cues,
 )
-from rag.answer.evidence import Vectors, leading_sentences
+from rag.answer.evidence import Vectors, leading_sentences, source_sentences
 from rag.answer.logistic import LogisticModel
 from rag.answer.query import Query
 from rag.answer.sentences import Tokens
 from rag.answer.trees import TreeModel
-from rag.text import COMMON_ACRONYMS, GENERIC_WORDS, STOPWORDS, clip, contains_term, fold, is_coined, names_in
+from rag.text import (
+    COMMON_ACRONYMS,
+    GENERIC_WORDS,
+    STOPWORDS,
+    clip,
+    contains_term,
+    fold,
+    is_coined,
+    names_in,
+    numbers_in,
+)
 from rag.types import Hit, Paper
 
 RELEVANCE_MODEL = Path(__file__).parents[1] / "models" / "relevance.json"
@@ -120,6 +133,17 @@ RARE_SHARE = 0.002
 SETTING_HELD = 0.34  # at most this share of the setting's words, weighed by rarity, held by the leading paper
 PRO_FORMS = frozenset("one ones it them this that these those theirs".split())  # words that stand for a noun
 SETTING_COSINE = 0.45  # and none of its sentences this close to the setting
+# verbs a question asks a number with ("How many authors does it have?"), which say nothing of what is counted
+ASKING_VERBS = frozenset(
+    "have has had get gets got use uses used need needs take takes reach reaches achieve achieves obtain "
+    "obtains report reports yield yields attain attains score scores".split()
+)
+ASKERS = frozenset("anyone anybody someone somebody any".split())  # who a question asks about, not what
+NUMBER_WORDS = frozenset(
+    "two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
+    "eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred hundreds thousand thousands "
+    "million millions billion billions dozen dozens single twice double triple half".split()
+)
 Frequencies = Callable[[Sequence[int]], tuple[list[int], int]]  # term ids -> (document frequencies, texts)
 
 
@@ -340,22 +364,77 @@ class Relevance:
         if asked is None or COMPARATIVE.pattern.match(question):
             return None
         detail = _held_terms(self.tokens, asked.group(1)) - _sort_terms(self.tokens)
-        first = _names_used(question, hits[0].paper)
-        if not detail or not first:
+        named = self._named(question, hits) if detail else None
+        if not named:
             return None
-        others = [(h.paper, _names_used(question, h.paper)) for h in hits[1:3]]
-        if any(used - first for _, used in others):
-            return None  # a second paper named: which one lacks the detail is not this check's to say
-        paper = hits[0].paper
-        named = [paper, *(other for other, used in others if used)]  # those naming it too may say it
         if any(detail & _held_terms(self.tokens, f"{p.title} {p.abstract}") for p in named):
             return None
+        paper = hits[0].paper
         if not QUANTITY.pattern.match(question) and not REPORTED_VALUE.pattern.search(question):
             if _instances(question, paper):
                 return None  # a thing asked for: the abstract may name it without its category
         return paper, clip(" ".join(asked.group(1).split()), 80)
 
-    def unheld_setting(self, question: str, paper: Paper) -> str | None:
+    def unstated_value(self, question: str, hits: Sequence[Hit]) -> tuple[Paper, str] | None:
+        """The paper the question names and the number it asks of it, when no sentence of that
+        paper's abstract that shares a word with the question gives a number: "How many
+        experts does MENTOR's mixture-of-experts backbone use?" of a MENTOR whose abstract says
+        "mixture-of-experts" but never how many. `unheld_detail` lets it pass, since the abstract
+        holds the detail's words; the answerable model, which sees a paper that matches the
+        question closely, is sure of it.
+
+        A number is asked by "how many / how much" (`QUANTITY`), by a value reached or reported
+        (`REPORTED_VALUE`), or by "what" and a measure of `MEASURES` ("What LoRA rank …", "What
+        learning rate …"); "how much more" (`COMPARATIVE`) is left to the model, as any number may
+        answer it. A sentence answers when it states a number and holds any word of the question
+        but `SORT_OF_ANSWER` and the name of the paper's title, so that a question that rewords the thing
+        counted ("params" for "parameters", "snippets" for "clips") still finds the number through
+        its other words ("YouTube", "RFDiffusion"): reading only the words the number is asked of
+        turned away 5 of 60 such answerable questions a helper wrote blind, this none. When no
+        word is left, any number of the abstract counts. A number is a figure or a number word
+        ("nineteen", "thousands", "single"); an enumeration mark ("(1)") is none. The named paper
+        is found as for `unheld_detail`.
+
+        A hand rule beside `unheld_detail`, kept because a validation figure shows it pays
+        (docs/benchmarks.md, session 26, has the validation and test figures and what it costs)."""
+        if not self.check_names or not hits or COMPARATIVE.pattern.match(question):
+            return None
+        asked = ASKED_VALUE.pattern.match(question)
+        if asked is None:
+            return None
+        measured = asked.group("what") and MEASURES & set(fold(asked.group("detail")).split())
+        if not (QUANTITY.pattern.match(question) or REPORTED_VALUE.pattern.search(question) or measured):
+            return None
+        named = self._named(question, hits)
+        if not named:
+            return None
+        title = Paper(id="", title=hits[0].paper.title)  # its name, not the data it names ("NYUv2")
+        names = _held_terms(self.tokens, " ".join(_names_used(question, title)))
+        asking = " ".join(w for w in re.findall(r"[\w'-]+", question) if fold(w) not in STOPWORDS | ASKING_VERBS)
+        words = _held_terms(self.tokens, asking) - _sort_terms(self.tokens) - names
+        for paper in named:
+            for sentence in source_sentences(paper) if paper.abstract else []:
+                figures = _states_number(sentence)
+                if figures and (not words or words & _held_terms(self.tokens, sentence)):
+                    return None
+        detail = " ".join(asked.group("detail").split())
+        quantity = re.search(r"\bhow\s+(many|much)\b", asked.group(0), re.I)
+        return hits[0].paper, clip(f"how {quantity.group(1).lower()} {detail}" if quantity else f"the {detail}", 80)
+
+    def _named(self, question: str, hits: Sequence[Hit]) -> list[Paper] | None:
+        """The paper the question names and those that name it too, or None: the search's first,
+        when the question holds one of the coined names of its title or abstract and no other name
+        of the next two papers (`_names_used`); those of them that mention the same name count,
+        since a paper comparing itself with it may give the detail."""
+        first = _names_used(question, hits[0].paper)
+        if not first:
+            return None
+        others = [(h.paper, _names_used(question, h.paper)) for h in hits[1:3]]
+        if any(used - first for _, used in others):
+            return None  # a second paper named: which one lacks the detail is not this check's to say
+        return [hits[0].paper, *(other for other, used in others if used)]
+
+    def unheld_setting(self, question: str, paper: Paper, others: Sequence[Paper] = ()) -> str | None:
         """The setting the question asks about, when a short yes/no question (at most
         `SETTING_WORDS` words) asks whether a method was carried to a setting and the paper an
         answer would lead with does not name it. The setting is the phrase after a participle
@@ -364,17 +443,21 @@ class Relevance:
         benchmarks for Korean?"). Not naming it: the paper holds at most `SETTING_HELD` of the
         setting's content words, each weighed by its rarity and stemmed as `_held_terms` does
         ("surgical robots" of a robotics paper is mostly unheld), and none of its sentences is
-        within `SETTING_COSINE` of it.
+        within `SETTING_COSINE` of it. The same holds for the method, the question's words before
+        the setting (its `subject`: "Has Dirichlet process clustering been applied to single-cell
+        RNA-seq data?" of a paper on single-cell data alone), read with compounds by their parts,
+        unless one of `others` (the other papers the answer cites) names both; the one not named
+        is returned, the setting first.
 
-        The search finds the method's paper, and the answerable model, which sees a question
-        that matches it closely, is sure; a third of the writers' near misses it answers are of
-        this form. Only the leading paper is read (the other papers found are often about the
+        The search finds the method's paper, or the setting's, and the answerable model, which
+        sees a question that matches it closely, is sure; a third of the writers' near misses it
+        answers are of this form. Only the leading paper is read (the other papers found are often about the
         setting without the method), and only when it has an abstract: a title leaves out most
         settings. In a longer question the last phrase is one detail of many, often reworded.
 
         The third hand rule in front of the model's answer, beside `unknown_names` and
         `unheld_detail`; its bounds were chosen on the train split and it is kept by a validation
-        figure (docs/benchmarks.md, session 25)."""
+        figure (docs/benchmarks.md, session 25; the method's half, session 26)."""
         if len(question.split()) > SETTING_WORDS or not self.check_names or not paper.abstract:
             return None
         asked = APPLIED_TO.pattern.match(question) or SETTING_LAST.pattern.match(question)
@@ -383,21 +466,38 @@ class Relevance:
         setting = asked.group("setting")
         if not setting.split() or fold(setting.split()[-1]) in PRO_FORMS:
             return None  # "reusing them on big ones": the question's own subject again, no setting
-        words = " ".join(w for w in re.findall(r"[\w'-]+", setting) if fold(w) not in GENERIC_WORDS)
-        terms = sorted(_held_terms(self.tokens, words) - _sort_terms(self.tokens))
-        if not terms:
+        if not self._content_terms(setting):
             return None
+        if not self._names_phrase(setting, paper):
+            return clip(" ".join(setting.split()), 80)
+        subject = asked.group("subject").replace("-", " ")  # compounds by their parts: "diffusion-model"
+        if self._names_phrase(subject, paper):
+            return None
+        if any(self._names_phrase(subject, o) and self._names_phrase(setting, o) for o in others if o.abstract):
+            return None  # another paper the answer cites names both
+        return clip(_phrase_shown(asked.group("subject")), 80)
+
+    def _content_terms(self, phrase: str) -> list[int]:
+        """The phrase's words as the keyword index stems them, less generic words and `SORT_OF_ANSWER`."""
+        words = " ".join(w for w in re.findall(r"[\w'-]+", phrase) if fold(w) not in GENERIC_WORDS)
+        return sorted(_held_terms(self.tokens, words) - _sort_terms(self.tokens))
+
+    def _names_phrase(self, phrase: str, paper: Paper) -> bool:
+        """Whether the paper names the phrase, as `unheld_setting` reads it: more than
+        `SETTING_HELD` of its content words, weighed by rarity, held (in either form of an
+        acronym), or a sentence within `SETTING_COSINE` of it. A phrase of no content word is named."""
+        terms = self._content_terms(phrase)
+        if not terms:
+            return True
         df, total = self.frequencies(terms)
         rarity = {t: idf(d, max(total, 1)) for t, d in zip(terms, df)}
         text = f"{paper.title} {paper.abstract}"
-        held = _held_terms(self.tokens, text) | _held_terms(self.tokens, " ".join(_written_otherwise(setting, text)))
+        held = _held_terms(self.tokens, text) | _held_terms(self.tokens, " ".join(_written_otherwise(phrase, text)))
         if sum(w for t, w in rarity.items() if t in held) / sum(rarity.values()) > SETTING_HELD:
-            return None
+            return True
         texts = [t for t in [paper.title or paper.label or "", *leading_sentences(paper)] if t]
-        vectors = self.vectors.embed([setting, *texts])
-        if float((vectors[1:] @ vectors[0]).max()) >= SETTING_COSINE:
-            return None
-        return clip(" ".join(setting.split()), 80)
+        vectors = self.vectors.embed([phrase, *texts])
+        return float((vectors[1:] @ vectors[0]).max()) >= SETTING_COSINE
 
     def _mentioned(self, word: str) -> bool:
         """The word is in some title or abstract, or it is a known name with a number added
@@ -558,6 +658,31 @@ def _held_terms(tokens: Tokens, text: str) -> set[int]:
     joined = " ".join(m.replace("-", "") for m in re.findall(r"\w+(?:-\w+)+", text))
     singular = " ".join(w[:-1] for w in re.findall(r"\b\w{3,}s\b", text))
     return set(tokens(f"{text} {joined} {singular}"))
+
+
+def _phrase_shown(phrase: str) -> str:
+    """A question's phrase as an answer names it: without the asking words before it ("anyone
+    used LLMs" -> "LLMs", "there work on computing graph edit distance" -> "computing graph edit
+    distance") and the auxiliary and participle after it ("in-context linear regression been
+    analyzed" -> "in-context linear regression")."""
+    words = phrase.split()
+
+    def asking(word: str) -> bool:
+        w = fold(word).strip("?,.")
+        return w in STOPWORDS or w in SORT_OF_ANSWER or w in ASKERS or bool(re.fullmatch(PARTICIPLES, w))
+
+    while words and asking(words[0]):
+        words.pop(0)
+    while words and (fold(words[-1]) in STOPWORDS or fold(words[-1]).endswith("ed")):
+        words.pop()  # "… been analyzed"
+    return " ".join(words) or " ".join(phrase.split())
+
+
+def _states_number(sentence: str) -> bool:
+    """The sentence gives a number: a figure ("85.0%", "1,000", "7B") or a number word ("three",
+    "thousands"), not an enumeration mark ("(1)")."""
+    words = set(re.findall(r"[a-z]+", fold(sentence)))
+    return bool(numbers_in(re.sub(r"\(\w\)", " ", sentence)) or NUMBER_WORDS & words)
 
 
 @functools.cache
