@@ -100,6 +100,10 @@ SOURCES = (
     # setting reworded) and 40 whose setting the method's paper does not mention, written blind by a
     # helper to attack `Relevance.unheld_setting` (session 25): train only, measured only
     Source("conf-settings", "conf", HELDOUT / "conf_settings.jsonl", "train", fitted=False),
+    # 60 answerable questions asking a named paper for a number its abstract states, with the thing
+    # counted reworded ("params" for "parameters"), written blind by a helper to attack
+    # `Relevance.unstated_value` (session 26): train only, measured only
+    Source("conf-values", "conf", HELDOUT / "conf_values.jsonl", "train", fitted=False),
     Source("scifact", "scifact", GENERATED / "scifact.jsonl"),
     Source("scifact-removed", "scifact-removed", GENERATED / "scifact_removed.jsonl"),
     Source("sample-dev", "sample", HANDWRITTEN / "dev.jsonl", "train"),
