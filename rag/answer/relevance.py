@@ -414,8 +414,7 @@ class Relevance:
         words = _held_terms(self.tokens, asking) - _sort_terms(self.tokens) - names
         for paper in named:
             for sentence in source_sentences(paper) if paper.abstract else []:
-                figures = _states_number(sentence)
-                if figures and (not words or words & _held_terms(self.tokens, sentence)):
+                if _states_number(sentence) and (not words or words & _held_terms(self.tokens, sentence)):
                     return None
         detail = " ".join(asked.group("detail").split())
         quantity = re.search(r"\bhow\s+(many|much)\b", asked.group(0), re.I)
@@ -451,9 +450,10 @@ class Relevance:
 
         The search finds the method's paper, or the setting's, and the answerable model, which
         sees a question that matches it closely, is sure; a third of the writers' near misses it
-        answers are of this form. Only the leading paper is read (the other papers found are often about the
-        setting without the method), and only when it has an abstract: a title leaves out most
-        settings. In a longer question the last phrase is one detail of many, often reworded.
+        answers are of this form. Only the leading paper is read for the setting (the other
+        papers found are often about the setting without the method), and only when it has an
+        abstract: a title leaves out most settings. In a longer question the last phrase is one
+        detail of many, often reworded.
 
         The third hand rule in front of the model's answer, beside `unknown_names` and
         `unheld_detail`; its bounds were chosen on the train split and it is kept by a validation
