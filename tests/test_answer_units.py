@@ -197,6 +197,19 @@ def test_a_question_pasted_with_html_is_read_as_its_words() -> None:
     assert without_markup("Is x<y and y>z for <i>all</i> x?") == "Is x<y and y>z for all x?"
 
 
+def test_a_question_pasted_with_terminal_colours_is_read_as_its_words() -> None:
+    """A colour code copied from a terminal is no word: "\x1b[31mGradSurg\x1b[0m" is GradSurg.
+    Left in, its "[31m" stuck to the next word and made an unknown name the question was
+    abstained on; a question of codes alone is empty."""
+    pipe, _ = pipeline()
+    question = "How much does GradSurg improve accuracy on NYUv2?"
+    plain = pipe.answer(question)
+    coloured = pipe.answer(question.replace("GradSurg", "\x1b[31mGradSurg\x1b[0m").replace("NYUv2", "\x9b1mNYUv2"))
+    assert coloured.question == plain.question and coloured.text == plain.text and not coloured.abstained
+    with pytest.raises(QuestionError, match="empty"):
+        pipe.answer("\x1b[2J\x1b]52;c;aGk=\x07 ")
+
+
 def test_catalogue_list_says_how_many_more() -> None:
     papers = [
         Paper(

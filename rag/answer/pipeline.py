@@ -56,7 +56,7 @@ from rag.answer.route import Intent, Router
 from rag.errors import LLMError, QuestionError, RagError
 from rag.search import Retriever
 from rag.store import Catalog
-from rag.text import end_sentence, format_authors, without_markup
+from rag.text import end_sentence, format_authors, printable, without_markup
 from rag.tokens import count_tokens, encoding
 from rag.types import Answer, Claim, Filters, Hit, Paper
 
@@ -323,15 +323,17 @@ class AnswerPipeline:
         return self.llm.mode if self.llm else self.extractive.mode
 
     def validate(self, question: str) -> str:
-        """The question as read: its words, without the HTML it may have been pasted with
-        (`without_markup`), or an error that says why there is none to read."""
+        """The question as read: its words, without the terminal escape codes (`printable`) and the
+        HTML (`without_markup`) it may have been pasted with, or an error that says why there is
+        none to read. An escape code left in became a word: "\x1b[31mDirichlet" read as the
+        unknown name "31mDirichlet", and the question was abstained on."""
         question = (question or "").strip()
         if len(question) > self.max_question_chars:
             raise QuestionError(
                 f"the question is {len(question)} characters long; "
                 f"the limit is {self.max_question_chars} (RAG_MAX_QUESTION_CHARS)"
             )
-        question = without_markup(question)
+        question = without_markup(printable(question)).strip()
         if not question:
             raise QuestionError("the question is empty")
         return question
