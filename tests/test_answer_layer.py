@@ -363,27 +363,38 @@ def test_a_setting_the_leading_paper_does_not_name_is_not_answered(sample_app: A
     participle, and it must be named by the paper the answer leads with, in its words or close in
     meaning; a question that is no such yes/no question is not read at all."""
     relevance = sample_app.pipeline.relevance
+
+    def unheld(question: str, *cited: Paper) -> str | None:  # the phrase not named by the lead
+        found = relevance.unheld_setting(question, cited)
+        return found and found[1]
+
     paper = next(p for p in sample_app.index.load().catalog.select(Filters(), 100) if p.label == "SAeUron")
     method = "Has concept unlearning with sparse autoencoders been"
-    assert relevance.unheld_setting(f"{method} applied to power grid networks?", paper) == "power grid networks"
-    assert relevance.unheld_setting(f"{method} applied to text-to-image diffusion models?", paper) is None
-    assert relevance.unheld_setting(f"{method} evaluated on image generators?", paper) is None  # close in meaning
-    assert relevance.unheld_setting("Which papers apply unlearning to power grid networks?", paper) is None
+    assert unheld(f"{method} applied to power grid networks?", paper) == "power grid networks"
+    assert unheld(f"{method} applied to text-to-image diffusion models?", paper) is None
+    assert unheld(f"{method} evaluated on image generators?", paper) is None  # close in meaning
+    assert unheld("Which papers apply unlearning to power grid networks?", paper) is None
     short = "Is there work on concept unlearning with sparse autoencoders for power grid networks?"
-    assert relevance.unheld_setting(short, paper) == "power grid networks"
+    assert unheld(short, paper) == "power grid networks"
     long = (
         "Is there work that removes unwanted concepts from a generator by steering the features a sparse "
         "autoencoder learned, for power grid networks?"
     )
-    assert relevance.unheld_setting(long, paper) is None  # the last phrase of a long question: one detail of many
+    assert unheld(long, paper) is None  # the last phrase of a long question: one detail of many
     # a setting the abstract writes in the other form is named: an acronym it spells out, or words it abbreviates
     spelled = replace(paper, abstract=f"{paper.abstract} It is tested on large language models.")
     abbreviated = replace(paper, abstract=f"{paper.abstract} It is tested on VLMs.")
-    assert relevance.unheld_setting(f"{method} applied to LLMs?", spelled) is None
-    assert relevance.unheld_setting(f"{method} applied to vision-language models?", abbreviated) is None
-    assert relevance.unheld_setting(f"{method} applied to GNNs?", abbreviated) == "GNNs"
+    assert unheld(f"{method} applied to LLMs?", spelled) is None
+    assert unheld(f"{method} applied to vision-language models?", abbreviated) is None
+    assert unheld(f"{method} applied to GNNs?", abbreviated) == "GNNs"
     titled = replace(paper, abstract="")
-    assert relevance.unheld_setting(f"{method} applied to power grid networks?", titled) is None
+    assert unheld(f"{method} applied to power grid networks?", titled) is None  # a title alone says too little
+    # a paper without an abstract cited first does not lead: the first with one does, unless that title names both
+    grid = f"{method} applied to power grid networks?"
+    other = Paper(id="t", title="Reflective Gaussian Splatting")
+    assert relevance.unheld_setting(grid, [other, paper]) == (paper, "power grid networks")
+    both_titled = Paper(id="b", title="Concept Unlearning with Sparse Autoencoders in Power Grid Networks")
+    assert unheld(grid, both_titled, paper) is None
     answer = sample_app.pipeline.answer(f"{method} applied to power grid networks?")
     assert answer.abstained and "power grid networks" in answer.text and "SAeUron" in answer.text
     answered = sample_app.pipeline.answer(f"{method} applied to text-to-image diffusion models?")
@@ -392,25 +403,25 @@ def test_a_setting_the_leading_paper_does_not_name_is_not_answered(sample_app: A
     assert chat.ask(f"{method} applied to power grid networks?").abstained
     follow_up = chat.ask("What were the main results?")
     assert not follow_up.abstained and follow_up.citations[0].paper.label == "SAeUron"
-    assert relevance.unheld_setting(f"{method} tried on small models and then on big ones?", paper) is None
+    assert unheld(f"{method} tried on small models and then on big ones?", paper) is None
     filtered = sample_app.pipeline.answer(
         f"Is there work on concept unlearning with sparse autoencoders at {paper.venue}?"
     )
     assert "does not mention" not in filtered.text  # a filter the question names is no setting
     # the method must be named too, in its words or close in meaning: the paper found may hold only the setting
     setting = "applied to text-to-image diffusion models?"
-    assert relevance.unheld_setting(f"Has Dirichlet process clustering been {setting}", paper) == (
+    assert unheld(f"Has Dirichlet process clustering been {setting}", paper) == (
         "Dirichlet process clustering"
     )
-    assert relevance.unheld_setting("Has anyone used quantum annealing for image generators?", paper) == (
+    assert unheld("Has anyone used quantum annealing for image generators?", paper) == (
         "quantum annealing"  # shown without the asking words
     )
     both = replace(paper, id="both", abstract=f"{paper.abstract} We cluster with a Dirichlet process.")
     dirichlet = f"Has Dirichlet process clustering been {setting}"
-    assert relevance.unheld_setting(dirichlet, paper, [both]) is None  # another cited paper names both
-    assert relevance.unheld_setting(dirichlet, paper, [replace(paper, id="one")]) == "Dirichlet process clustering"
-    assert relevance.unheld_setting(f"Has erasing concepts with SAE features been {setting}", paper) is None
-    assert relevance.unheld_setting(f"Are there sparse-autoencoder methods {setting}", paper) is None  # by its parts
+    assert unheld(dirichlet, paper, both) is None  # another cited paper names both
+    assert unheld(dirichlet, paper, replace(paper, id="one")) == "Dirichlet process clustering"
+    assert unheld(f"Has erasing concepts with SAE features been {setting}", paper) is None
+    assert unheld(f"Are there sparse-autoencoder methods {setting}", paper) is None  # by its parts
 
 
 def test_unheld_counts_only_what_the_papers_lack_weighted_by_rarity(sample_app: App) -> None:

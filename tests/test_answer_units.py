@@ -428,7 +428,8 @@ def test_a_number_the_named_paper_does_not_state_is_abstained_on_and_named() -> 
 
 
 def test_which_paper_a_question_names_and_which_words_it_holds() -> None:
-    """A paper is named by a coined name of its title or abstract: a compound of ordinary words
+    """A paper is named by a coined name of its title or abstract, or by its title's name before
+    a colon as the title writes it ("Kinetix:", not "Position:"): a compound of ordinary words
     ("Test-Time", "Chain-of-Thought") names nothing; an all-capitals name, one that reads as a
     function word ("DiD") or one in lower case counts only in its own case, and a part of a
     hyphenated word is not the name. A detail is held in the keyword index's stems, whatever the
@@ -447,6 +448,14 @@ def test_which_paper_a_question_names_and_which_words_it_holds() -> None:
     assert not _names_used("How much did SWE-Lancer pay?", Paper(id="g", title="SWE: Software Agents"))
     reknos = Paper(id="f", title="Reasoning over Knowledge Graphs", abstract="We propose ReKnoS, tested on WebQSP.")
     assert _names_used("What accuracy does reknos reach?", reknos) == {"reknos"}
+    # a title's name before its colon names the paper, though no coined name, as the title writes it
+    kinetix = Paper(id="k", title="Kinetix: Investigating the Training of General Agents", abstract="Open-ended tasks.")
+    assert _names_used("How many parameters does the general Kinetix agent have?", kinetix) == {"kinetix"}
+    assert not _names_used("Which kinetix tasks are open-ended?", kinetix)  # not as the title writes it
+    instant = Paper(id="i", title="Instant Policy: In-Context Imitation Learning via Graph Diffusion")
+    assert _names_used("Which real robot arm was Instant Policy tested on?", instant) == {"instant policy"}
+    position = Paper(id="p", title="Position: Agents Need Memory")
+    assert not _names_used("Which Position papers argue for memory?", position)  # a sort of paper, not a name
     for asked, stated in (("GPUs", "a single GPU"), ("speed-up", "a 2x speedup"), ("GB", "one 80GB card")):
         assert _held_terms(TOKENIZE, asked) & _held_terms(TOKENIZE, stated), (asked, stated)
     assert not _held_terms(TOKENIZE, "GPU hours") & _held_terms(TOKENIZE, "accuracy on NYUv2")

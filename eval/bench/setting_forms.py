@@ -94,7 +94,7 @@ def main() -> None:
             question = f"Has {name_of} been applied to {setting}?"
             if len(question.split()) > 16:
                 question = f"Has {paper.label or ' '.join(name_of.split()[:4])} been applied to {setting}?"
-            away = relevance.unheld_setting(question, paper) is not None
+            away = relevance.unheld_setting(question, [paper]) is not None
             turned += away
             rows.append({"class": name, "question": question, "paper": paper.id, "turned_away": away})
         print(f"{name}: {turned} of {len(sample)} turned away ({turned / max(len(sample), 1):.3f})")

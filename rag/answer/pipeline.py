@@ -522,18 +522,17 @@ class AnswerPipeline:
         self, result: Answer, question: str, q: Query, chosen: Assessment, draft: Draft, on_token: OnToken | None
     ) -> bool:
         """Abstain when the question asks whether a method was carried to a setting and the paper
-        the draft leads with does not name the setting or the method (`Relevance.unheld_setting`); a question naming a
-        filter is left alone, since its filter ("at ICML 2025") is no setting. The paper named
-        leads the sources, so that a follow-up ("What data did it use?") reads it."""
-        first = next((claim.cites[0] for claim in draft.claims if claim.cites), None)
-        lead = chosen.papers[first - 1].hit.paper if first is not None else None
+        the draft leads with does not name the setting or the method (`Relevance.unheld_setting`,
+        which reads the cited papers in the draft's order); a question naming a filter is left
+        alone, since its filter ("at ICML 2025") is no setting. The paper named leads the sources,
+        so that a follow-up ("What data did it use?") reads it."""
         cited = [
             chosen.papers[n - 1].hit.paper for n in dict.fromkeys(c for claim in draft.claims for c in claim.cites)
         ]
-        others = [paper for paper in cited if lead is None or paper.id != lead.id]
-        setting = self.relevance.unheld_setting(question, lead, others) if lead is not None and not q.spans else None
-        if lead is None or setting is None:
+        unheld = self.relevance.unheld_setting(question, cited) if cited and not q.spans else None
+        if unheld is None:
             return False
+        lead, setting = unheld
         text = f"The collection does not say: “{lead.display_title}”, the closest paper, does not mention {setting}."
         result.sources = sorted(result.sources, key=lambda h: h.paper.id != lead.id)
         self._abstain(result, text, f"the closest paper does not mention {setting}", q, on_token)

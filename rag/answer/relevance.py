@@ -433,7 +433,7 @@ class Relevance:
             return None  # a second paper named: which one lacks the detail is not this check's to say
         return [hits[0].paper, *(other for other, used in others if used)]
 
-    def unheld_setting(self, question: str, paper: Paper, others: Sequence[Paper] = ()) -> str | None:
+    def unheld_setting(self, question: str, cited: Sequence[Paper]) -> tuple[Paper, str] | None:
         """The setting the question asks about, when a short yes/no question (at most
         `SETTING_WORDS` words) asks whether a method was carried to a setting and the paper an
         answer would lead with does not name it. The setting is the phrase after a participle
@@ -445,21 +445,29 @@ class Relevance:
         within `SETTING_COSINE` of it. The same holds for the method, the question's words before
         the setting (its `subject`: "Has Dirichlet process clustering been applied to single-cell
         RNA-seq data?" of a paper on single-cell data alone), read with compounds by their parts,
-        unless one of `others` (the other papers the answer cites) names both; the one not named
-        is returned, the setting first.
+        unless another paper the answer cites names both. Returned: the leading paper and the one
+        not named, the setting first.
+
+        `cited` is the papers the answer cites, in its order; the paper it leads with is the first
+        that has an abstract, since a title leaves out most settings, and the titles of those
+        without one cited before it are read too: one that names both answers. (A title-only paper
+        leading used to pass every question: "Are there papers on Gaussian splatting in time
+        series?" of "Reflective Gaussian Splatting".)
 
         The search finds the method's paper, or the setting's, and the answerable model, which
         sees a question that matches it closely, is sure; a third of the writers' near misses it
         answers are of this form. Only the leading paper is read for the setting (the other
-        papers found are often about the setting without the method), and only when it has an
-        abstract: a title leaves out most settings. In a longer question the last phrase is one
-        detail of many, often reworded.
+        papers found are often about the setting without the method). In a longer question the
+        last phrase is one detail of many, often reworded.
 
         The third hand rule in front of the model's answer, beside `unknown_names` and
         `unheld_detail`; its bounds were chosen on the train split and it is kept by a validation
-        figure (docs/benchmarks.md, session 25; the method's half, session 26)."""
-        if len(question.split()) > SETTING_WORDS or not self.check_names or not paper.abstract:
+        figure (docs/benchmarks.md, session 25; the method's half, session 26; the lead with an
+        abstract, session 27)."""
+        at = next((i for i, p in enumerate(cited) if p.abstract), None)
+        if len(question.split()) > SETTING_WORDS or not self.check_names or at is None:
             return None
+        paper = cited[at]
         asked = APPLIED_TO.pattern.match(question) or SETTING_LAST.pattern.match(question)
         if asked is None:
             return None
@@ -468,14 +476,17 @@ class Relevance:
             return None  # "reusing them on big ones": the question's own subject again, no setting
         if not self._content_terms(setting):
             return None
-        if not self._names_phrase(setting, paper):
-            return clip(" ".join(setting.split()), 80)
         subject = asked.group("subject").replace("-", " ")  # compounds by their parts: "diffusion-model"
+        if any(self._names_phrase(setting, p) and self._names_phrase(subject, p) for p in cited[:at]):
+            return None  # a title cited before the lead names both
+        if not self._names_phrase(setting, paper):
+            return paper, clip(" ".join(setting.split()), 80)
         if self._names_phrase(subject, paper):
             return None
-        if any(self._names_phrase(subject, o) and self._names_phrase(setting, o) for o in others if o.abstract):
+        others = [o for o in cited if o.abstract and o.id != paper.id]
+        if any(self._names_phrase(subject, o) and self._names_phrase(setting, o) for o in others):
             return None  # another paper the answer cites names both
-        return clip(_phrase_shown(asked.group("subject")), 80)
+        return paper, clip(_phrase_shown(asked.group("subject")), 80)
 
     def _content_terms(self, phrase: str) -> list[int]:
         """The phrase's words as the keyword index stems them, less generic words and `SORT_OF_ANSWER`."""
@@ -716,8 +727,29 @@ def _whole_word(name: str) -> str:
 
 
 def _names_used(question: str, paper: Paper) -> set[str]:
-    """The coined names of the paper's title and abstract the question holds (`_said`), folded."""
-    return {n.casefold() for n in _coined_names(f"{paper.title or ''} {paper.abstract or ''}") if _said(n, question)}
+    """The coined names of the paper's title and abstract the question holds (`_said`), folded,
+    and the name its title gives it before a colon (`_title_name`), held as the title writes it."""
+    used = {n.casefold() for n in _coined_names(f"{paper.title or ''} {paper.abstract or ''}") if _said(n, question)}
+    head = _title_name(paper.title or "")
+    if head and re.search(_whole_word(head), question):
+        used.add(head.casefold())
+    return used
+
+
+_TITLE_NAME = re.compile(r"\s*([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2})\s*:\s")
+_NOT_TITLE_NAMES = frozenset("position survey review tutorial benchmark dataset".split())
+
+
+@functools.lru_cache(maxsize=512)
+def _title_name(title: str) -> str:
+    """The name a title gives its paper before a colon, in one to three capitalised words
+    ("Kinetix: Investigating …", "Instant Policy: In-Context …"): a name though no coined one
+    (no inner capital or digit), so a question that says "Kinetix" names the paper. "Position:"
+    and the like say what sort of paper it is, not which."""
+    match = _TITLE_NAME.match(title)
+    if match is None or fold(match.group(1)) in _NOT_TITLE_NAMES or fold(match.group(1)) in STOPWORDS:
+        return ""
+    return match.group(1)
 
 
 def _instances(question: str, paper: Paper) -> set[str]:
