@@ -452,6 +452,9 @@ def test_which_paper_a_question_names_and_which_words_it_holds() -> None:
     kinetix = Paper(id="k", title="Kinetix: Investigating the Training of General Agents", abstract="Open-ended tasks.")
     assert _names_used("How many parameters does the general Kinetix agent have?", kinetix) == {"kinetix"}
     assert not _names_used("Which kinetix tasks are open-ended?", kinetix)  # not as the title writes it
+    flow = Paper(id="w", title="Flow: A Modular Approach to Automated Agentic Workflow Generation")
+    assert not _names_used("Flow matching models: which datasets do they use?", flow)  # the first word
+    assert _names_used("Which tasks does Flow automate?", flow) == {"flow"}
     instant = Paper(id="i", title="Instant Policy: In-Context Imitation Learning via Graph Diffusion")
     assert _names_used("Which real robot arm was Instant Policy tested on?", instant) == {"instant policy"}
     position = Paper(id="p", title="Position: Agents Need Memory")

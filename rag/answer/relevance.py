@@ -728,10 +728,13 @@ def _whole_word(name: str) -> str:
 
 def _names_used(question: str, paper: Paper) -> set[str]:
     """The coined names of the paper's title and abstract the question holds (`_said`), folded,
-    and the name its title gives it before a colon (`_title_name`), held as the title writes it."""
+    and the name its title gives it before a colon (`_title_name`), held as the title writes it
+    after the question's first word, which is capitalised whatever it is ("Flow matching …" does
+    not name "Flow: …")."""
     used = {n.casefold() for n in _coined_names(f"{paper.title or ''} {paper.abstract or ''}") if _said(n, question)}
     head = _title_name(paper.title or "")
-    if head and re.search(_whole_word(head), question):
+    first = re.match(r"\W*[\w'-]*", question)
+    if head and re.search(_whole_word(head), question[first.end() if first else 0 :]):
         used.add(head.casefold())
     return used
 
