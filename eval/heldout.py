@@ -104,6 +104,11 @@ SOURCES = (
     # counted reworded ("params" for "parameters"), written blind by a helper to attack
     # `Relevance.unstated_value` (session 26): train only, measured only
     Source("conf-values", "conf", HELDOUT / "conf_values.jsonl", "train", fitted=False),
+    # 80 questions naming a paper by its title's name before the colon when that name is no coined
+    # one ("Kinetix", "Instant Policy"): 50 answerable details its abstract states (half reworded),
+    # 30 it does not; written blind by a helper from 50 papers drawn with a seed, to attack the
+    # title name in `_names_used` (session 27): train only, measured only
+    Source("conf-title-names", "conf", HELDOUT / "conf_title_names.jsonl", "train", fitted=False),
     Source("scifact", "scifact", GENERATED / "scifact.jsonl"),
     Source("scifact-removed", "scifact-removed", GENERATED / "scifact_removed.jsonl"),
     Source("sample-dev", "sample", HANDWRITTEN / "dev.jsonl", "train"),
