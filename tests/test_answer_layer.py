@@ -410,9 +410,7 @@ def test_a_setting_the_leading_paper_does_not_name_is_not_answered(sample_app: A
     assert "does not mention" not in filtered.text  # a filter the question names is no setting
     # the method must be named too, in its words or close in meaning: the paper found may hold only the setting
     setting = "applied to text-to-image diffusion models?"
-    assert unheld(f"Has Dirichlet process clustering been {setting}", paper) == (
-        "Dirichlet process clustering"
-    )
+    assert unheld(f"Has Dirichlet process clustering been {setting}", paper) == ("Dirichlet process clustering")
     assert unheld("Has anyone used quantum annealing for image generators?", paper) == (
         "quantum annealing"  # shown without the asking words
     )
