@@ -420,6 +420,9 @@ def test_a_setting_the_leading_paper_does_not_name_is_not_answered(sample_app: A
     assert unheld(dirichlet, paper, replace(paper, id="one")) == "Dirichlet process clustering"
     assert unheld(f"Has erasing concepts with SAE features been {setting}", paper) is None
     assert unheld(f"Are there sparse-autoencoder methods {setting}", paper) is None  # by its parts
+    # the method is named only when most of its words are held: "autoencoder" alone is another method
+    assert unheld(f"Has autoencoder compression been {setting}", paper) == "autoencoder compression"
+    assert unheld(f"Has concept bottleneck models been {setting}", paper) == "concept bottleneck models"
 
 
 def test_unheld_counts_only_what_the_papers_lack_weighted_by_rarity(sample_app: App) -> None:

@@ -133,6 +133,10 @@ RARE_SHARE = 0.002
 SETTING_HELD = 0.34  # at most this share of the setting's words, weighed by rarity, held by the leading paper
 PRO_FORMS = frozenset("one ones it them this that these those theirs".split())  # words that stand for a noun
 SETTING_COSINE = 0.45  # and none of its sentences this close to the setting
+# the method's words a paper must hold, weighed by rarity, to name it (with the same cosine): a paper
+# the search found by the method's words that holds only a third of them is about something else
+# ("knowledge" of "knowledge distillation"); chosen on train (docs/benchmarks.md, session 27)
+METHOD_HELD = 0.67
 # verbs a question asks a number with ("How many authors does it have?"), which say nothing of what is counted
 ASKING_VERBS = frozenset(
     "have has had get gets got use uses used need needs take takes reach reaches achieve achieves obtain "
@@ -444,7 +448,9 @@ class Relevance:
         ("surgical robots" of a robotics paper is mostly unheld), and none of its sentences is
         within `SETTING_COSINE` of it. The same holds for the method, the question's words before
         the setting (its `subject`: "Has Dirichlet process clustering been applied to single-cell
-        RNA-seq data?" of a paper on single-cell data alone), read with compounds by their parts,
+        RNA-seq data?" of a paper on single-cell data alone), read with compounds by their parts
+        and held only above `METHOD_HELD` (the search found the paper by the method's words, so
+        one holding a third of them, "knowledge" of "knowledge distillation", is on another),
         unless another paper the answer cites names both. Returned: the leading paper and the one
         not named, the setting first.
 
@@ -477,14 +483,14 @@ class Relevance:
         if not self._content_terms(setting):
             return None
         subject = asked.group("subject").replace("-", " ")  # compounds by their parts: "diffusion-model"
-        if any(self._names_phrase(setting, p) and self._names_phrase(subject, p) for p in cited[:at]):
+        if any(self._names_phrase(setting, p) and self._names_phrase(subject, p, METHOD_HELD) for p in cited[:at]):
             return None  # a title cited before the lead names both
         if not self._names_phrase(setting, paper):
             return paper, clip(" ".join(setting.split()), 80)
-        if self._names_phrase(subject, paper):
+        if self._names_phrase(subject, paper, METHOD_HELD):
             return None
         others = [o for o in cited if o.abstract and o.id != paper.id]
-        if any(self._names_phrase(subject, o) and self._names_phrase(setting, o) for o in others):
+        if any(self._names_phrase(subject, o, METHOD_HELD) and self._names_phrase(setting, o) for o in others):
             return None  # another paper the answer cites names both
         return paper, clip(_phrase_shown(asked.group("subject")), 80)
 
@@ -493,9 +499,9 @@ class Relevance:
         words = " ".join(w for w in re.findall(r"[\w'-]+", phrase) if fold(w) not in GENERIC_WORDS)
         return sorted(_held_terms(self.tokens, words) - _sort_terms(self.tokens))
 
-    def _names_phrase(self, phrase: str, paper: Paper) -> bool:
+    def _names_phrase(self, phrase: str, paper: Paper, held_share: float = SETTING_HELD) -> bool:
         """Whether the paper names the phrase, as `unheld_setting` reads it: more than
-        `SETTING_HELD` of its content words, weighed by rarity, held (in either form of an
+        `held_share` of its content words, weighed by rarity, held (in either form of an
         acronym), or a sentence within `SETTING_COSINE` of it. A phrase of no content word is named."""
         terms = self._content_terms(phrase)
         if not terms:
@@ -504,7 +510,7 @@ class Relevance:
         rarity = {t: idf(d, max(total, 1)) for t, d in zip(terms, df)}
         text = f"{paper.title} {paper.abstract}"
         held = _held_terms(self.tokens, text) | _held_terms(self.tokens, " ".join(_written_otherwise(phrase, text)))
-        if sum(w for t, w in rarity.items() if t in held) / sum(rarity.values()) > SETTING_HELD:
+        if sum(w for t, w in rarity.items() if t in held) / sum(rarity.values()) > held_share:
             return True
         texts = [t for t in [paper.title or paper.label or "", *leading_sentences(paper)] if t]
         vectors = self.vectors.embed([phrase, *texts])
