@@ -109,6 +109,11 @@ SOURCES = (
     # 30 it does not; written blind by a helper from 50 papers drawn with a seed, to attack the
     # title name in `_names_used` (session 27): train only, measured only
     Source("conf-title-names", "conf", HELDOUT / "conf_title_names.jsonl", "train", fitted=False),
+    # 80 questions naming a paper only by describing its title and topic ("the paper on the tension
+    # between Byzantine robustness and no-attack accuracy"): 40 ask a detail the abstract states, 40
+    # one it does not; written blind by a helper from 40 train papers drawn with a seed, to attack
+    # `Relevance._described` (session 28): train only, measured only
+    Source("conf-described", "conf", HELDOUT / "conf_described.jsonl", "train", fitted=False),
     Source("scifact", "scifact", GENERATED / "scifact.jsonl"),
     Source("scifact-removed", "scifact-removed", GENERATED / "scifact_removed.jsonl"),
     Source("sample-dev", "sample", HANDWRITTEN / "dev.jsonl", "train"),

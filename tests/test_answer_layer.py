@@ -418,7 +418,7 @@ def test_a_setting_the_leading_paper_does_not_name_is_not_answered(sample_app: A
     dirichlet = f"Has Dirichlet process clustering been {setting}"
     assert unheld(dirichlet, paper, both) is None  # another cited paper names both
     assert unheld(dirichlet, paper, replace(paper, id="one")) == "Dirichlet process clustering"
-    assert unheld(f"Has erasing concepts with SAE features been {setting}", paper) is None
+    assert unheld(f"Has removing concepts with sparse autoencoder features been {setting}", paper) is None
     assert unheld(f"Are there sparse-autoencoder methods {setting}", paper) is None  # by its parts
     # the method is named only when most of its words are held: "autoencoder" alone is another method
     assert unheld(f"Has autoencoder compression been {setting}", paper) == "autoencoder compression"

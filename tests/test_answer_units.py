@@ -427,6 +427,22 @@ def test_a_number_the_named_paper_does_not_state_is_abstained_on_and_named() -> 
         assert not pipe.answer(answered).abstained, answered
 
 
+def test_a_paper_described_by_its_title_is_named_for_the_detail_check() -> None:
+    """A question may name its paper by most of its title's topic words instead of a coined name
+    ("the paper on the limits of gradient projection"): the detail check then reads that paper. A
+    question for papers in the plural, or one holding a single title word, names no paper."""
+    pipe, _ = pipeline(abstain_threshold=0.0)  # the model would answer anything: only the rules abstain
+    described = pipe.answer("How many GPU hours did the paper on the limits of gradient projection need?")
+    assert described.abstained and "GPU hours" in described.reason
+    assert "Limits of Gradient Projection" in described.text
+    for answered in (
+        "Which papers on the limits of gradient projection need GPU hours?",  # plural: a topic, not one paper
+        "How many GPU hours does projection need?",  # one title word describes no paper
+        "How many benchmarks did the paper on the limits of gradient projection test?",  # stated: 12 of 20
+    ):
+        assert not pipe.answer(answered).abstained, answered
+
+
 def test_which_paper_a_question_names_and_which_words_it_holds() -> None:
     """A paper is named by a coined name of its title or abstract, or by its title's name before
     a colon as the title writes it ("Kinetix:", not "Position:"): a compound of ordinary words
