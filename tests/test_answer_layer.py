@@ -190,6 +190,13 @@ def test_a_question_refers_back_only_when_it_points_back_or_has_no_subject(quest
         ("Which paper introduced PersuasionBench?", Intent.CONTENT),
         ("How many layers does the proposed transformer use?", Intent.CONTENT),
         ("What did the authors of the sunk cost paper find?", Intent.CONTENT),
+        # a topic that holds a field word is a topic, not a field asked for
+        ("Has the Decision Transformer been applied to robotics?", Intent.CONTENT),
+        ("Has decision space been applied to robotics?", Intent.CONTENT),
+        ("What decision did the Decision Transformer paper get?", Intent.FIELD_OF),
+        # the reader folds "papers" into a decision or track ("Which orals are there?")
+        ("Which <decision> are there?", Intent.LIST),
+        ("Which <track> are about safety?", Intent.LIST),
     ],
 )
 def test_the_router_sends_catalogue_questions_to_the_catalogue_only(question: str, intent: Intent) -> None:
