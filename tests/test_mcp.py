@@ -42,7 +42,10 @@ PAPER_KEYS = {
     "has_abstract",
 }
 ON_TOPIC = "Which paper introduced PersuasionBench?"
-OFF_TOPIC = "Who painted the Mona Lisa?"
+OFF_TOPIC = "What is the boiling point of water at sea level?"
+# "Who painted …?" is read as a question for a paper's authors or about the abstracts by a hair
+# (0.49 / 0.47 with the router of session 28, 0.38 / 0.58 before): either way it abstains
+OFF_TOPIC_WHO = "Who painted the Mona Lisa?"
 TIMEOUT = timedelta(seconds=120)
 
 
@@ -170,13 +173,15 @@ def test_stdio_ask_cites_retrieved_papers_and_abstains_off_topic(mcp_home: Path,
             await session.call_tool("ask", {"question": ON_TOPIC, "k": 5}),
             await session.call_tool("ask", {"question": OFF_TOPIC}),
             await session.call_tool("ask", {"question": ON_TOPIC, "decision": "Oral"}),
+            await session.call_tool("ask", {"question": OFF_TOPIC_WHO}),
         ]
 
-    on_topic, off_topic, filtered_out = (data(r) for r in over_stdio(mcp_home, tmp_path / "server.log", body))
+    on_topic, off_topic, filtered_out, who = (data(r) for r in over_stdio(mcp_home, tmp_path / "server.log", body))
     check_answer(on_topic)
     assert len(on_topic["retrieved"]) == 5
     assert on_topic["mode"] == "extractive" and on_topic["unsupported_claims"] == 0
     assert off_topic["abstained"] is True and off_topic["citations"] == [] and off_topic["retrieved"]
+    assert who["abstained"] is True and who["citations"] == []
     # the sample has no decisions, so this filter leaves nothing to retrieve or cite
     assert filtered_out["abstained"] is True and filtered_out["retrieved"] == [] and filtered_out["citations"] == []
 
