@@ -215,8 +215,8 @@ def field_topics(shared: Path) -> tuple[list[str], list[str]]:
                             topic = " ".join(run)
                             seen[topic] = seen.get(topic, 0) + 1
     topics = sorted(t for t, n in seen.items() if n >= 2)  # a run two texts use: a topic, not a phrase
-    held = [t for t in topics if zlib.crc32(t.encode()) % 5 == 0]
-    return [t for t in topics if t not in set(held)], held
+    held = {t for t in topics if zlib.crc32(t.encode()) % 5 == 0}
+    return [t for t in topics if t not in held], sorted(held)
 
 
 _NOT_TOPIC = STOPWORDS | GENERIC_WORDS | frozenset("but has they their our we its it as".split())
