@@ -150,7 +150,7 @@ class App:
             if s.rerank_depth > 0 and s.embedder == "local"
             else None
         )
-        return Retriever(self.index, s.candidates, s.mode, Fusion(dense=s.dense_weight), reranker)
+        return Retriever(self.index, s.candidates, s.mode, Fusion(s.dense_weight, s.title_only_lift), reranker)
 
     @cached_property
     def chat_model(self) -> ChatModel | None:

@@ -107,6 +107,14 @@ class RetrievalSettings(BaseModel):
         description="Share of the dense ranker in hybrid search (the keyword ranker gets the rest), "
         "chosen on held-out validation splits.",
     )
+    title_only_lift: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=1.0,
+        description="Hybrid search: added to the fused score of a paper with no abstract that the dense ranker puts "
+        "first (BM25 rarely ranks a bare title). Off: 0.25 found more papers on validation, but the answer models "
+        "were fitted without it and turned one more answerable question away (docs/benchmarks.md, session 29).",
+    )
     candidates: int = Field(default=50, ge=1, description="Chunks each retriever contributes before fusion.")
     rerank_depth: int = Field(
         default=5,

@@ -39,3 +39,18 @@ def test_a_lone_ranker_keeps_its_order_and_a_single_score_is_not_zero() -> None:
 
 def test_no_rankings_or_empty_ones_give_no_scores() -> None:
     assert fuse([], Fusion()) == {} and fuse([Ranking("dense", [], [])], Fusion()) == {}
+
+
+def test_a_paper_with_no_abstract_that_the_dense_ranker_puts_first_is_lifted() -> None:
+    """The dense ranker's first paper, when it has no abstract, gets `Fusion.title_only` on top of
+    its fused score: BM25 rarely finds a title, so the keyword share of the fusion is one it cannot
+    earn. A title-only paper further down the dense ranking is not lifted, nor is any paper when
+    one ranker ranks alone."""
+    dense = Ranking("dense", ["titled", "abstract", "other"], [0.9, 0.7, 0.5])
+    keyword = Ranking("keyword", ["abstract", "other"], [12.0, 2.0])
+    lifted = fuse([dense, keyword], Fusion(dense=0.35, title_only=0.25), {"titled", "other"})
+    assert lifted == pytest.approx({"titled": 0.6, "abstract": 0.825, "other": 0.0})
+    assert fuse([dense, keyword], Fusion(dense=0.35, title_only=0.0), {"titled"})["titled"] == pytest.approx(0.35)
+    assert fuse([dense], Fusion(title_only=0.25), {"titled"}) == pytest.approx(
+        {"titled": 1.0, "abstract": 0.5, "other": 0.0}
+    )

@@ -188,3 +188,43 @@ def test_a_paper_whose_one_sentence_answers_moves_above_a_slightly_better_fused_
     flat = SentenceReranker(sample_app.checker.embed, source_sentences, Rerank(weight=0.0, depth=5))
     assert [p.id for p, _, _ in flat.reorder(query, [(off_topic, 0.62), (on_topic, 0.60)])] == ["b", "a"]
     assert [p.id for p, _, _ in flat.reorder(query, [(off_topic, 0.6), (on_topic, 0.6)])] == ["a", "b"]
+
+
+TITLE_ONLY_PAPERS = [
+    {"id": "wash", "title": "Large Scale Knowledge Washing", "abstract": ""},
+    {
+        "id": "vision",
+        "title": "Scaling vision models",
+        "abstract": "We train a vision model at large scale on a large amount of images. The model scales with data.",
+    },
+    {
+        "id": "protein",
+        "title": "Protein models at scale",
+        "abstract": "A network for proteins that scales to a large amount of sequences, trained with a large amount "
+        "of compute. Knowledge of structure helps.",
+    },
+    {
+        "id": "weather",
+        "title": "Weather forecasting at scale",
+        "abstract": "A large model forecasts weather at scale from a large amount of observations.",
+    },
+]
+
+
+@pytest.mark.slow
+def test_a_paper_the_collection_has_only_the_title_of_is_lifted_when_asked(tmp_path: Path) -> None:
+    """A title holds few of a question's words, so BM25, which holds most of the fusion, ranks
+    abstracts that repeat the question's common words ("a large amount", "at scale") above it,
+    while the dense ranker, reading meaning, puts the title first. `RAG_TITLE_ONLY_LIFT` lifts such
+    a paper (off by default: docs/benchmarks.md, session 29); a hit keeps its fused place before
+    the lift, which the relevance models read."""
+    data = tmp_path / "papers.jsonl"
+    data.write_text("".join(json.dumps({**p, "venue": "ICML", "year": 2025}) + "\n" for p in TITLE_ONLY_PAPERS))
+    app = App(Settings(home=tmp_path / "home"))
+    app.ingest([data], progress=False)
+    question = "Is there a paper on wiping a large amount of knowledge out of a model at scale?"
+    plain = app.search(question, k=3).hits
+    assert [h.paper.id for h in plain][:2] == ["protein", "wash"] and plain[1].ranks["dense"] == 1
+    lifted = App(Settings(home=tmp_path / "home", title_only_lift=0.25)).search(question, k=3).hits
+    assert [h.paper.id for h in lifted][:2] == ["wash", "protein"]
+    assert lifted[0].ranks["fused"] == 2 and lifted[1].ranks["fused"] == 1

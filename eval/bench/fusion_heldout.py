@@ -47,7 +47,11 @@ def collect(index: str, home: Path) -> list[Run]:
             continue
         ranked = app.retriever.rankings(loaded, item.question, DEPTH, None, Mode.HYBRID)
         rankings = {r.name: [[p, r.scores[i] if r.scores else 0.0] for i, p in enumerate(r.papers)] for r in ranked}
-        first = library(app.settings.dense_weight)({"rankings": rankings})[:RERANK_DEPTH]
+        title_only = sorted(loaded.catalog.title_only({p for r in ranked for p in r.papers}))
+        run = {"rankings": rankings, "title_only": title_only}
+        # cosines of the first papers with the title-only lift and without it (its ablation)
+        orders = [library(app.settings.dense_weight, lift)(run)[:RERANK_DEPTH] for lift in (LIFTED, 0.0)]
+        first = list(dict.fromkeys(p for order in orders for p in order))
         papers = loaded.catalog.get_many(first)
         found = [papers[p] for p in first if p in papers]
         cosines = reranker.best_cosines(item.question, found)
@@ -58,6 +62,7 @@ def collect(index: str, home: Path) -> list[Run]:
                 "set": "scifact" if index == "scifact" else "conf",
                 "source": source.name,
                 "rankings": rankings,
+                "title_only": title_only,
                 "sentence": [[p.id, c] for p, c in zip(found, cosines)],
             }
         )
@@ -106,34 +111,40 @@ def convex(alpha: float, boosts: dict[str, float], k: float, norm: str = "max") 
     return fuse
 
 
-def library_scores(rankings: dict[str, list[list[Any]]], dense: float) -> dict[str, float]:
-    """The retriever's own fusion (rag.search.retrieve.fuse) over cached rankings."""
+TITLE_ONLY = 0.0  # rag.search.Fusion.title_only as shipped (off)
+LIFTED = 0.25  # the lift chosen on train and measured on validation (session 29), not shipped
+
+
+def library_scores(run: Run, dense: float, title_only: float = TITLE_ONLY) -> dict[str, float]:
+    """The retriever's own fusion (rag.search.retrieve.fuse) over a run's cached rankings, the dense
+    ranker's first paper lifted by `title_only` when it has no abstract (runs cached before session
+    29 know no title-only papers)."""
     from rag.search import Fusion as Weights
     from rag.search import Ranking, fuse
 
     built = [
         Ranking(name, [p for p, _ in r], [s for _, s in r])
-        for name, r in rankings.items()
+        for name, r in run["rankings"].items()
         if name in ("dense", "keyword")
     ]
-    return fuse(built, Weights(dense=dense))
+    return fuse(built, Weights(dense=dense, title_only=title_only), run.get("title_only", ()))
 
 
-def library(dense: float) -> Fusion:
+def library(dense: float, title_only: float = TITLE_ONLY) -> Fusion:
     def run(r: Run) -> list[str]:
-        scores = library_scores(r["rankings"], dense)
+        scores = library_scores(r, dense, title_only)
         return sorted(scores, key=lambda p: (-scores[p], p))
 
     return run
 
 
-def reranked(dense: float, weight: float, depth: int) -> Fusion:
+def reranked(dense: float, weight: float, depth: int, title_only: float = TITLE_ONLY) -> Fusion:
     """The retriever's fusion, its first `depth` papers reordered by fused score + weight x best
     sentence cosine (rag.search.rerank), from the cosines cached for the chosen fusion's first
     papers (so `dense` other than the chosen weight reads cosines of a slightly different list)."""
 
     def run(r: Run) -> list[str]:
-        scores = library_scores(r["rankings"], dense)
+        scores = library_scores(r, dense, title_only)
         cosines = {p: c for p, c in r.get("sentence", [])}
         order = sorted(scores, key=lambda p: (-scores[p], p))
         bonus = {p: scores[p] + weight * max(cosines.get(p, 0.0), 0.0) for p in order[:depth]}
@@ -234,6 +245,8 @@ def main() -> None:
     splits = [s for s in SPLITS if args.test or s != "test"]
     results = [evaluate(f"{name} alone", single(name), runs, splits) for name in ("dense", "keyword")]
     results.append(evaluate("fusion alone: rag.search.retrieve.fuse", library(0.35), runs, splits))
+    for lift in (0.2, LIFTED, 0.3):
+        results.append(evaluate(f"fusion alone, title-only lift {lift}", library(0.35, lift), runs, splits))
     if any("sentence" in r for r in runs):  # cached before the sentence reranker
         results.append(
             evaluate("chosen: fusion, first 5 reordered by best sentence (0.8)", reranked(0.35, 0.8, 5), runs, splits)
@@ -242,6 +255,9 @@ def main() -> None:
             results.append(
                 evaluate(f"reordered, weight {weight}, first {depth}", reranked(0.35, weight, depth), runs, splits)
             )
+        for lift in (0.2, LIFTED, 0.3):
+            name = f"chosen, title-only lift {lift}"
+            results.append(evaluate(name, reranked(0.35, 0.8, 5, lift), runs, splits))
     if any("names" in r["rankings"] for r in runs):  # cached before the names boost was dropped
         results.append(evaluate("chosen + names boost 0.2", convex(0.35, {"names": 0.2}, 1, "minmax"), runs, splits))
     if any("mentions" in r["rankings"] for r in runs):  # rankings cached by the previous wave's code

@@ -589,7 +589,9 @@ class Relevance:
         models already read as `cos_best`. Fed the reordered rank instead, the shipped models gained
         on validation (writers' gold cited when found 0.877 -> 0.892) but lost on test (0.836 ->
         0.830; off-topic abstained 11 -> 9 of 11; paper-removed 0.609 -> 0.571), and a refit on the
-        reordered rank abstained less at the same false-abstention rate (validation 0.422 vs 0.451)."""
+        reordered rank abstained less at the same false-abstention rate (validation 0.422 vs 0.451).
+        The same holds for the title-only lift (`rag.search.Fusion.title_only`): the place read is the
+        one before it (session 29)."""
         texts = [leading_sentences(h.paper) for h in hits]
         titles = [h.paper.title or h.paper.label or "" for h in hits]
         flat = [s for sentences in texts for s in sentences]

@@ -17,7 +17,7 @@ nothing on validation and were removed: a question's authors and facets are appl
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -53,9 +53,25 @@ class Fusion:
     / 0.919 (BM25 alone 0.935 / 0.948 / 0.890, dense alone 0.725 / 0.783 / 0.766). The previous
     wave's reciprocal-rank fusion of six rankers: 0.862 / 0.901 / 0.880 and 0.946 / 0.943 / 0.921.
     A `names` boost (papers whose title or coined name the query uses) changed neither validation
-    figure (SciFact -0.001, lists 0.000) and was removed."""
+    figure (SciFact -0.001, lists 0.000) and was removed.
+
+    `title_only` (`RAG_TITLE_ONLY_LIFT`, off) is added to the fused score of a paper with no abstract
+    (31% of the conference's papers) that the dense ranker puts first. A title holds few of a
+    question's words, so the keyword ranker, which holds 0.65 of the fusion, rarely ranks it:
+    title-only papers fill 2.3% of BM25's first five places and 38% of dense's (writers' and
+    mechanical questions, train and validation). The lift 0.25 was chosen on the train split
+    (writers' recall@5 of the fused order 0.949 -> 0.956, nDCG@10 0.922 -> 0.930; lifting every
+    title-only paper instead changed the first five of 94% of questions). On validation it found
+    more (writers' recall@5 0.954 -> 0.965, title-only 0.792 -> 0.958), but the answers did not
+    gain: the relevance models, fitted without it, cited one more gold paper and turned one more
+    answerable question away, so it stays off until they are refitted on it (docs/benchmarks.md,
+    session 29). A hit's `ranks["fused"]` stays its place before the lift, the signal those models
+    were fitted on: fed the lifted place, they answered off-topic questions with the lifted title
+    ("The transformer for my doorbell is buzzing" with a title holding "transformer"; validation
+    off-topic abstained 62 -> 59 of 63)."""
 
     dense: float = 0.35
+    title_only: float = 0.0
 
 
 def _minmax(scores: list[float]) -> list[float]:
@@ -65,14 +81,19 @@ def _minmax(scores: list[float]) -> list[float]:
     return [(s - low) / (top - low) if top > low else 1.0 for s in scores]
 
 
-def fuse(rankings: list[Ranking], fusion: Fusion) -> dict[str, float]:
-    """Fused scores by paper id (`Fusion`); a lone ranker keeps its own order."""
-    weights = {"dense": fusion.dense, "keyword": 1.0 - fusion.dense} if len(rankings) > 1 else {}
+def fuse(rankings: list[Ranking], fusion: Fusion, title_only: Collection[str] = ()) -> dict[str, float]:
+    """Fused scores by paper id (`Fusion`); `title_only` holds the candidates with no abstract (the
+    dense ranker's first is lifted when it is one of them). A lone ranker keeps its own order."""
+    fused = len(rankings) > 1
+    weights = {"dense": fusion.dense, "keyword": 1.0 - fusion.dense} if fused else {}
     out: dict[str, float] = {}
     for ranking in rankings:
         weight = weights.get(ranking.name, 1.0)
         for paper, value in zip(ranking.papers, _minmax(ranking.scores)):
             out[paper] = out.get(paper, 0.0) + weight * value
+    dense = next((r.papers for r in rankings if r.name == "dense"), [])
+    if fused and fusion.title_only and dense and dense[0] in title_only:
+        out[dense[0]] += fusion.title_only
     return out
 
 
@@ -205,8 +226,14 @@ class Retriever:
         if allowed is not None and not allowed.any():
             return SearchResult([], timings)
         rankings = self.rankings(loaded, query, max(self.candidates, k * 3), allowed, mode, lap)
-        scores = fuse(rankings, self.fusion)
+        lift = self.fusion.title_only and len(rankings) > 1
+        dense_first = {r.papers[0] for r in rankings if r.name == "dense" and r.papers} if lift else set()
+        lifted = loaded.catalog.title_only(dense_first) if dense_first else set()
+        scores = fuse(rankings, self.fusion, lifted)
         first = {r.name: {p: i for i, p in enumerate(r.papers, start=1)} for r in rankings}
+        plain = fuse(rankings, self.fusion) if lifted else scores
+        if lifted:  # the fused place the relevance models were fitted on: before the lift
+            first["fused"] = {p: i for i, p in enumerate(sorted(plain, key=lambda p: (-plain[p], p)), start=1)}
         signals = {r.name: dict(zip(r.papers, r.scores)) for r in rankings if r.scores}
         reranker = self.reranker if mode is Mode.HYBRID else None
         depth = max(k, reranker.rerank.depth) if reranker else k
@@ -215,7 +242,8 @@ class Retriever:
         ranked = [(papers[p], scores[p]) for p in ordered if p in papers]
         lap("fuse")
         if reranker is not None:
-            first["fused"] = {p.id: i for i, (p, _) in enumerate(ranked, start=1)}  # the order before reordering
+            if not lifted:
+                first["fused"] = {p.id: i for i, (p, _) in enumerate(ranked, start=1)}  # the order before reordering
             reordered = reranker.reorder(query, ranked)
             ranked = [(p, s) for p, s, _ in reordered]
             signals["sentence"] = {p.id: cosine for p, _, cosine in reordered if cosine is not None}

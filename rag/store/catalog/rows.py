@@ -72,6 +72,16 @@ class Rows(Connection):
             out.update(self.db.execute(f"SELECT pid, pno FROM papers WHERE pid IN ({marks})", part).fetchall())
         return out
 
+    def title_only(self, paper_ids: Iterable[str]) -> set[str]:
+        """Those of the papers that have no abstract (the search's fusion lifts them: `Fusion.title_only`)."""
+        ids = list(dict.fromkeys(paper_ids))
+        out: set[str] = set()
+        for part in _chunks_of(ids):
+            marks = ",".join("?" * len(part))
+            rows = self.db.execute(f"SELECT pid FROM papers WHERE has_abstract = 0 AND pid IN ({marks})", part)
+            out.update(pid for (pid,) in rows)
+        return out
+
     def pids_of(self, pnos: Sequence[int]) -> dict[int, str]:
         out: dict[int, str] = {}
         pnos = list(dict.fromkeys(int(p) for p in pnos))
