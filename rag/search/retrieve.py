@@ -231,8 +231,8 @@ class Retriever:
         lifted = loaded.catalog.title_only(dense_first) if dense_first else set()
         scores = fuse(rankings, self.fusion, lifted)
         first = {r.name: {p: i for i, p in enumerate(r.papers, start=1)} for r in rankings}
-        plain = fuse(rankings, self.fusion) if lifted else scores
         if lifted:  # the fused place the relevance models were fitted on: before the lift
+            plain = fuse(rankings, self.fusion)
             first["fused"] = {p: i for i, p in enumerate(sorted(plain, key=lambda p: (-plain[p], p)), start=1)}
         signals = {r.name: dict(zip(r.papers, r.scores)) for r in rankings if r.scores}
         reranker = self.reranker if mode is Mode.HYBRID else None
