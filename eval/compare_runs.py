@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from eval.heldout import cited_gold, family, found_top5
+from eval.heldout import cited_gold, family, found_top5, wrong_decision
 from rag.evaluation.results import ItemResult
 
 COUNTS = (
@@ -52,7 +52,7 @@ def items_of(run: dict[str, Any], split: str) -> dict[tuple[str, str], tuple[str
 def item_counts(result: ItemResult) -> Counter[str]:
     """The criterion counts one item adds to its family (`COUNTS`)."""
     c: Counter[str] = Counter()
-    wrong = bool(result.abstained) == result.answerable
+    wrong = wrong_decision(result)
     c["wrong"] += wrong
     if not result.answerable:
         c["unanswerable answered"] += wrong

@@ -204,6 +204,11 @@ def cited_gold(r: ItemResult) -> bool:
     return bool(set(r.cited_ids) & set(r.gold_ids))
 
 
+def wrong_decision(r: ItemResult) -> bool:
+    """The abstention decision's error: an answerable question abstained, or an unanswerable one answered."""
+    return bool(r.abstained) == r.answerable
+
+
 def scores(rows: Sequence[Row]) -> dict[str, float]:
     """The figures of one cell: retrieval, answers and abstention over `rows`."""
     results = [row.result for row in rows]
@@ -224,7 +229,7 @@ def scores(rows: Sequence[Row]) -> dict[str, float]:
         "abstained": m.rate([bool(r.abstained) for r in answered if not r.answerable]),
         # the abstention decision's errors as a count, so that families add up: answerable abstained
         # plus unanswerable answered (the figure a change of the answerable model is judged on)
-        "wrong": float(sum(1 for r in answered if bool(r.abstained) == r.answerable)) if answered else math.nan,
+        "wrong": float(sum(1 for r in answered if wrong_decision(r))) if answered else math.nan,
     }
 
 
