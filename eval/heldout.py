@@ -52,12 +52,13 @@ class Source:
 SOURCES = (
     Source("sample-written", "sample", HELDOUT / "sample_w7.jsonl"),
     # writers 8-10, 27-30 and 31-32 wrote validation questions (27-32 about validation papers), 11-13 and
-    # 23-26 test ones (23-26 about test papers), 14 both, 15-22 train ones about train papers
+    # 23-26 test ones (23-26 about test papers), 14 both, 15-22 train ones about train papers; 33-34
+    # (validation) and 35-36 (train) questions about many papers: synthesis, lists, the catalogue
     # (datasets/heldout/BRIEF.md)
     Source("sample-written-w14", "sample", HELDOUT / "sample_w14.jsonl"),
     *(
         Source(f"conf-written-w{n}", "conf", HELDOUT / f"conf_w{n}.jsonl")
-        for n in (*range(1, 7), *range(8, 14), *range(15, 33))
+        for n in (*range(1, 7), *range(8, 14), *range(15, 37))
     ),
     Source("conf-mechanical", "conf", GENERATED / "conf_mechanical.jsonl"),
     Source("conf-removed", "conf-removed", GENERATED / "conf_removed.jsonl"),
