@@ -150,12 +150,13 @@ class CatalogueAnswerer:
         self, q: Query, catalog: Catalog, filters: Filters, context: Sequence[Paper], locate: Locate
     ) -> list[Paper]:
         """The paper a field question is about: the conversation's (for "its authors"), the one the
-        question names by title or coined name ("What track is MIB in?"), else the best paper the
+        question names by title or coined name ("What track is MIB in?"; not by the words that named
+        a filter: "that ICLR 2025 paper" names no paper called "ICLR"), else the first paper the
         search and the relevance model find for its description, searched as typed (the
         relevance model was fitted on whole questions, not on a topic's bare words)."""
         if q.refers_back and context:
             return list(context[:1])
-        named = catalog.papers_named_in(q.text, self.rare)
+        named = catalog.papers_named_in(q.searched(filters), self.rare)
         if len(named) == 1:
             return [p for p in (catalog.get(named[0]),) if p is not None]
         return locate(q.text, filters)[:1]

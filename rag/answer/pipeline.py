@@ -504,10 +504,12 @@ class AnswerPipeline:
         """The paper a catalogue question describes ("Who wrote the paper on cryptic crosswords?"):
         when the question is answered at all (the same confidence as a question about the
         abstracts), the papers the answer would quote (`Relevance.kept`: the most probable one
-        always), most probable first. Each paper's own probability is not held to the answerable
-        model's threshold, a threshold of another model: on described-paper field questions built
-        from the writers' validation questions that abstained on 29 of 77 answerable ones
-        (docs/benchmarks.md)."""
+        always), in the search's order, as an answer quotes them: by probability, described-paper
+        field questions were answered right 144 of 190 times on validation, in the search's order 146
+        (`eval.bench.described_fields`, session 32, docs/benchmarks.md). Each paper's own
+        probability is not held to the answerable model's threshold, a threshold of another model:
+        on described-paper field questions built from the writers' validation questions that
+        abstained on 29 of 77 answerable ones (docs/benchmarks.md)."""
         hits = self.retriever.search(text, k, filters).hits
         if not hits:
             return []
@@ -515,8 +517,7 @@ class AnswerPipeline:
         if assessment.confidence < self.relevance.abstain_below:
             return []
         probabilities = [p.probability for p in assessment.papers]
-        kept = sorted(self.relevance.kept(probabilities), key=lambda i: -probabilities[i])
-        return [assessment.papers[i].hit.paper for i in kept]
+        return [assessment.papers[i].hit.paper for i in sorted(self.relevance.kept(probabilities))]
 
     def _abstain_on_setting(
         self, result: Answer, question: str, q: Query, chosen: Assessment, draft: Draft, on_token: OnToken | None
