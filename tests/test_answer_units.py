@@ -175,7 +175,8 @@ def test_a_common_word_names_no_paper_whose_title_capitalises_one_of_its_letters
 
 def test_the_words_that_named_a_filter_name_no_paper() -> None:
     """ "that ICLR 2025 paper on …" reads a venue and a year; a paper whose title is "ICLR: …"
-    is not named by them (a writer's train question got that paper's decision)."""
+    is not named by them (a writer's train question got that paper's decision). A whole title
+    holding a filter's word still names its paper: "Oral Cancer …" is a poster, not a filter."""
     namesake = Paper(
         id="n1",
         title="ICLR: In-Context Learning of Representations",
@@ -184,12 +185,28 @@ def test_the_words_that_named_a_filter_name_no_paper() -> None:
         year=2025,
         abstract="Language models reorganise their representations in context when given enough exemplars.",
     )
-    pipe, _ = pipeline([namesake, *corpus()], abstain_threshold=0.0)
+    oral = Paper(
+        id="o1",
+        title="Oral Cancer Screening from Photographs",
+        authors=["Olga Oral"],
+        venue="ICML",
+        year=2025,
+        decision="Accept (Poster)",
+        abstract="We screen for oral cancer from smartphone photographs with a small vision model.",
+    )
+    # "In-Context" then names none of them: the whole title must name the namesake
+    others = [
+        Paper(id=f"i{i}", title=f"In-Context Study {i}", authors=[f"Ivy In{i}"], abstract=f"In-context study {i}.")
+        for i in range(4)
+    ]
+    pipe, _ = pipeline([namesake, oral, *others, *corpus()], abstain_threshold=0.0)
     answer = pipe.answer("Who wrote that ICLR 2025 paper that projects conflicting gradients between tasks?")
     assert answer.kind == "authors-of" and answer.citations[0].paper.id == "p1"
     assert "Ada Lovelace" in answer.text and "Eve Namesake" not in answer.text
     named = pipe.answer("Who wrote ICLR: In-Context Learning of Representations?")
-    assert named.citations[0].paper.id == "n1"
+    assert named.citations[0].paper.id == "n1" and "Eve Namesake" in named.text
+    titled = pipe.answer("Who wrote Oral Cancer Screening from Photographs?")
+    assert titled.citations[0].paper.id == "o1" and "Olga Oral" in titled.text
 
 
 def test_a_described_paper_is_the_first_kept_one_in_the_searchs_order() -> None:

@@ -25,7 +25,7 @@ from rag.store import Catalog
 from rag.text import end_sentence, format_authors
 from rag.types import Claim, Filters, Hit, Paper
 
-# The papers a description points at, best first ([] when none answers): search + relevance.
+# The papers a description points at, in the search's order ([] when none answers): search + relevance.
 Locate = Callable[[str, Filters], list[Paper]]
 # A word written in another case than a paper's coined name names that paper only when at most this
 # many texts of the collection hold it: the "shared by more than three papers names none" rule of
@@ -150,13 +150,14 @@ class CatalogueAnswerer:
         self, q: Query, catalog: Catalog, filters: Filters, context: Sequence[Paper], locate: Locate
     ) -> list[Paper]:
         """The paper a field question is about: the conversation's (for "its authors"), the one the
-        question names by title or coined name ("What track is MIB in?"; not by the words that named
-        a filter: "that ICLR 2025 paper" names no paper called "ICLR"), else the first paper the
+        question names by its whole title as typed, or by a coined name outside the words that named
+        a filter ("What track is MIB in?"; "that ICLR 2025 paper" names no paper called "ICLR", while
+        "Who wrote Oral Cancer Screening from Photographs?" still names that poster), else the first paper the
         search and the relevance model find for its description, searched as typed (the
         relevance model was fitted on whole questions, not on a topic's bare words)."""
         if q.refers_back and context:
             return list(context[:1])
-        named = catalog.papers_named_in(q.searched(filters), self.rare)
+        named = catalog.titles_in(q.text) or catalog.papers_named_in(q.searched(filters), self.rare)
         if len(named) == 1:
             return [p for p in (catalog.get(named[0]),) if p is not None]
         return locate(q.text, filters)[:1]
