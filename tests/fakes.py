@@ -5,7 +5,8 @@
   protocol as rag.answer.llm.OpenAIChat; the real client is tested against tests/openai_server.py.
 - `KeywordRetriever`: ranks a fixed list of papers by shared words with the query, honouring
   filters through the real Catalog; returns real Hit objects.
-- `corpus()`: a few papers written for these tests, with names, numbers and catalogue fields."""
+- `corpus()`: a few papers written for these tests, with names, numbers and catalogue fields;
+  `paper()` writes one more in a line."""
 
 from __future__ import annotations
 
@@ -84,6 +85,11 @@ class KeywordRetriever:
                 scored.append((score, paper.id, paper))
         scored.sort(key=lambda row: (-row[0], row[1]))
         return SearchResult([Hit(p, float(s)) for s, _, p in scored[:k]])
+
+
+def paper(pid: str, title: str, author: str, abstract: str, **catalogue: object) -> Paper:
+    """One paper for a test: its id, title, one author, abstract and any catalogue fields."""
+    return Paper(id=pid, title=title, authors=[author], abstract=abstract, **catalogue)  # type: ignore[arg-type]
 
 
 def corpus() -> list[Paper]:

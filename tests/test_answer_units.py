@@ -23,7 +23,7 @@ from rag.embed import HashEmbedder
 from rag.errors import LLMError, QuestionError
 from rag.text import without_markup
 from rag.types import Claim, Hit, Paper
-from tests.fakes import FakeChatModel, corpus, pipeline
+from tests.fakes import FakeChatModel, corpus, paper, pipeline
 
 
 def hits(n: int) -> list[Hit]:
@@ -177,28 +177,25 @@ def test_the_words_that_named_a_filter_name_no_paper() -> None:
     """ "that ICLR 2025 paper on …" reads a venue and a year; a paper whose title is "ICLR: …"
     is not named by them (a writer's train question got that paper's decision). A whole title
     holding a filter's word still names its paper: "Oral Cancer …" is a poster, not a filter."""
-    namesake = Paper(
-        id="n1",
-        title="ICLR: In-Context Learning of Representations",
-        authors=["Eve Namesake"],
+    namesake = paper(
+        "n1",
+        "ICLR: In-Context Learning of Representations",
+        "Eve Namesake",
+        "Language models reorganise their representations in context when given enough exemplars.",
         venue="ICLR",
         year=2025,
-        abstract="Language models reorganise their representations in context when given enough exemplars.",
     )
-    oral = Paper(
-        id="o1",
-        title="Oral Cancer Screening from Photographs",
-        authors=["Olga Oral"],
+    oral = paper(
+        "o1",
+        "Oral Cancer Screening from Photographs",
+        "Olga Oral",
+        "We screen for oral cancer from smartphone photographs with a small vision model.",
         venue="ICML",
         year=2025,
         decision="Accept (Poster)",
-        abstract="We screen for oral cancer from smartphone photographs with a small vision model.",
     )
     # "In-Context" then names none of them: the whole title must name the namesake
-    others = [
-        Paper(id=f"i{i}", title=f"In-Context Study {i}", authors=[f"Ivy In{i}"], abstract=f"In-context study {i}.")
-        for i in range(4)
-    ]
+    others = [paper(f"i{i}", f"In-Context Study {i}", f"Ivy In{i}", f"In-context study {i}.") for i in range(4)]
     pipe, _ = pipeline([namesake, oral, *others, *corpus()], abstain_threshold=0.0)
     answer = pipe.answer("Who wrote that ICLR 2025 paper that projects conflicting gradients between tasks?")
     assert answer.kind == "authors-of" and answer.citations[0].paper.id == "p1"
@@ -214,26 +211,25 @@ def test_a_described_paper_is_the_first_kept_one_in_the_searchs_order() -> None:
     model keeps, the first in the search's order, not the most probable (session 32: validation's
     described-paper field questions answered right 144 -> 146 of 190)."""
     papers = [
-        Paper(
-            id="a1",
-            title="Sparse Mixtures for Long Documents",
-            authors=["Amy A"],
-            abstract="We route tokens of long documents to sparse experts. Sparse routing cuts memory for long "
+        paper(
+            "a1",
+            "Sparse Mixtures for Long Documents",
+            "Amy A",
+            "We route tokens of long documents to sparse experts. Sparse routing cuts memory for long "
             "documents by half.",
         ),
-        Paper(
-            id="a2",
-            title="Routing Tokens to Experts",
-            authors=["Bob B"],
-            abstract="Mixture of experts models route each token to a few experts. We propose balanced routing of "
-            "tokens to experts for long documents and show it cuts memory.",
+        paper(
+            "a2",
+            "Routing Tokens to Experts",
+            "Bob B",
+            "Mixture of experts models route each token to a few experts. We propose balanced routing of tokens to "
+            "experts for long documents and show it cuts memory.",
         ),
-        Paper(
-            id="a3",
-            title="Memory of Long Documents",
-            authors=["Cy C"],
-            abstract="Long documents strain memory. We compress the memory of long documents with sparse experts "
-            "routing.",
+        paper(
+            "a3",
+            "Memory of Long Documents",
+            "Cy C",
+            "Long documents strain memory. We compress the memory of long documents with sparse experts routing.",
         ),
     ]
     pipe, retriever = pipeline([*papers, *corpus()], abstain_threshold=0.0)

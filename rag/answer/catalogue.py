@@ -157,7 +157,7 @@ class CatalogueAnswerer:
         relevance model was fitted on whole questions, not on a topic's bare words)."""
         if q.refers_back and context:
             return list(context[:1])
-        named = catalog.titles_in(q.text) or catalog.papers_named_in(q.searched(filters), self.rare)
+        named = catalog.papers_named_in(q.text, self.rare, names_from=q.searched(filters))
         if len(named) == 1:
             return [p for p in (catalog.get(named[0]),) if p is not None]
         return locate(q.text, filters)[:1]

@@ -517,7 +517,7 @@ class AnswerPipeline:
         if assessment.confidence < self.relevance.abstain_below:
             return []
         probabilities = [p.probability for p in assessment.papers]
-        return [assessment.papers[i].hit.paper for i in sorted(self.relevance.kept(probabilities))]
+        return [assessment.papers[i].hit.paper for i in self.relevance.kept(probabilities)]
 
     def _abstain_on_setting(
         self, result: Answer, question: str, q: Query, chosen: Assessment, draft: Draft, on_token: OnToken | None

@@ -198,16 +198,21 @@ class NameIndex(Rows):
             ]
         return found
 
-    def papers_named_in(self, text: str, rare: Callable[[str], bool] = lambda word: True) -> list[str]:
+    def papers_named_in(
+        self, text: str, rare: Callable[[str], bool] = lambda word: True, names_from: str | None = None
+    ) -> list[str]:
         """Ids of papers the text names, most specific first: a whole title (or a long title cut
-        short with "…"), then a paper's names (`names_of`) as whole words in the order they occur:
+        short with "…"), then a paper's names (`names_of`) as whole words of `names_from` (default:
+        the text; a caller leaves out the words that named a filter, so "that ICLR 2025 paper" does
+        not name a paper called "ICLR", while a whole title holding such a word still names its
+        paper) in the order they occur:
         exactly as written, or in any case when the name is unmistakably coined (inner capitals
         or digits: "gradsurg" finds GradSurg, but "gets" never finds GETS) and the word as written
         is `rare`: a title that capitalises a letter of a common word for its acronym ("Generative
         AttentioN based …") must not be named by every question that says "attention". A name
         shared by more than three papers ("Position", "In-Context") names none of them."""
         found = self.titles_in(text) or self.title_matches(text.strip(" \"'“”"))
-        words = re.findall(r"[\w][\w-]*[\w]|\w", text)
+        words = re.findall(r"[\w][\w-]*[\w]|\w", text if names_from is None else names_from)
         candidates: list[str] = []
         for word in words:
             candidates += [word] + ([word[:-1]] if word.endswith("s") and len(word) > 3 else [])
