@@ -61,6 +61,11 @@ SOURCES = (
         for n in (*range(1, 7), *range(8, 14), *range(15, 37))
     ),
     Source("conf-mechanical", "conf", GENERATED / "conf_mechanical.jsonl"),
+    # counts whose clause leaves a facet value out or adds one back ("ICML 2025 orals, not counting
+    # position papers"): built from templates (train, eval/build_count_clauses.py) and by a blind writer
+    # (validation / test, plain controls included; datasets/heldout/BRIEF.md); measured only
+    Source("conf-count-clauses", "conf", GENERATED / "conf_count_clauses.jsonl", fitted=False),
+    Source("conf-clauses-written", "conf", HELDOUT / "conf_clauses.jsonl", fitted=False),
     Source("conf-removed", "conf-removed", GENERATED / "conf_removed.jsonl"),
     Source("conf-conversations", "conf-removed", GENERATED / "conf_conversations.jsonl"),
     # measured only: as train negatives it lowered pooled validation abstention 0.563 -> 0.526 (docs/benchmarks.md)
