@@ -112,6 +112,13 @@ FILTER_PARAMS = (
         "author", _FILTER_TEXT, "Only papers with an author whose name contains this text (accents and case ignored)."
     ),
 )
+# Values a count or a list leaves out ("ICML 2025 orals, not counting position papers": track="main" is not the
+# same when a collection has more tracks)
+EXCLUDE_PARAMS = (
+    Param("not_venue", _FILTER_TEXT, "Leave out papers of this venue, e.g. ICLR."),
+    Param("not_track", _FILTER_TEXT, "Leave out papers whose track or area contains this text, e.g. position."),
+    Param("not_decision", _FILTER_TEXT, "Leave out papers whose decision contains this text, e.g. Poster."),
+)
 _PAPER_FIELDS = (
     "paper_id, title, label (a short name when the list has no title), authors, authors_truncated, "
     "venue, year, track, decision, url, has_abstract and abstract"
@@ -207,7 +214,7 @@ COUNT = ToolSpec(
     "Count the papers of the collection that pass the filters and, with a topic, mention every topic word in the "
     "title or abstract. Returns JSON: {count, of (papers passing the filters alone), filters, topic}. Use it for "
     "'how many …' questions; list_papers shows which.",
-    (*FILTER_PARAMS, TOPIC),
+    (*FILTER_PARAMS, *EXCLUDE_PARAMS, TOPIC),
 )
 LIST = ToolSpec(
     "list_papers",
@@ -216,6 +223,7 @@ LIST = ToolSpec(
     f"decision}}]}} (no abstracts; fetch one with lookup_paper). {UNTRUSTED}",
     (
         *FILTER_PARAMS,
+        *EXCLUDE_PARAMS,
         TOPIC,
         Param(
             "limit",
@@ -281,14 +289,23 @@ def _mode(value: Any) -> Mode | None:
 
 
 def filters_from(
-    venue: Any = None, year: Any = None, track: Any = None, decision: Any = None, author: Any = None
+    venue: Any = None,
+    year: Any = None,
+    track: Any = None,
+    decision: Any = None,
+    author: Any = None,
+    not_venue: Any = None,
+    not_track: Any = None,
+    not_decision: Any = None,
 ) -> Filters:
+    left_out = (("venue", not_venue), ("track", not_track), ("decision", not_decision))
     return Filters(
         venue=_text(venue, "venue"),
         year=_int("year", year, 1900, 2100),
         track=_text(track, "track"),
         decision=_text(decision, "decision"),
         author=_text(author, "author"),
+        excluded=tuple((facet, text) for facet, value in left_out if (text := _text(value, f"not_{facet}"))),
     )
 
 
@@ -397,9 +414,12 @@ class PaperTools:
         track: str | None = None,
         decision: str | None = None,
         author: str | None = None,
+        not_venue: str | None = None,
+        not_track: str | None = None,
+        not_decision: str | None = None,
         topic: str | None = None,
     ) -> dict[str, Any]:
-        filters = filters_from(venue, year, track, decision, author)
+        filters = filters_from(venue, year, track, decision, author, not_venue, not_track, not_decision)
         found, of = self.app.papers_matching(filters, _text(topic) or "")
         return {"count": len(found), "of": of, "filters": filters.public(), "topic": _text(topic) or ""}
 
@@ -410,10 +430,13 @@ class PaperTools:
         track: str | None = None,
         decision: str | None = None,
         author: str | None = None,
+        not_venue: str | None = None,
+        not_track: str | None = None,
+        not_decision: str | None = None,
         topic: str | None = None,
         limit: int | None = None,
     ) -> dict[str, Any]:
-        filters = filters_from(venue, year, track, decision, author)
+        filters = filters_from(venue, year, track, decision, author, not_venue, not_track, not_decision)
         found, _ = self.app.papers_matching(filters, _text(topic) or "")
         shown = found[: _int("limit", limit, 1, MAX_LIMIT) or 20]
         keep = ("paper_id", "title", "label", "authors", "authors_truncated", "venue", "year", "track", "decision")

@@ -246,16 +246,23 @@ class Mode(StrEnum):
 
 @dataclass(frozen=True)
 class Filters:
-    """Catalogue fields a search, a count or a list is restricted to (None: any)."""
+    """Catalogue fields a search, a count or a list is restricted to (None: any), and facet values
+    it leaves out (`excluded`, e.g. (("track", "position"),) for "not counting position papers")."""
 
     venue: str | None = None
     year: int | None = None
     track: str | None = None
     decision: str | None = None
     author: str | None = None
+    excluded: tuple[tuple[str, str], ...] = ()  # (facet, value): venue, year, track or decision
 
     def active(self) -> bool:
-        return any(v not in (None, "") for v in (self.venue, self.year, self.track, self.decision, self.author))
+        values = (self.venue, self.year, self.track, self.decision, self.author)
+        return bool(self.excluded) or any(v not in (None, "") for v in values)
 
     def public(self) -> dict[str, object]:
-        return {k: v for k, v in self.__dict__.items() if v not in (None, "")}
+        shown: dict[str, object] = {k: v for k, v in self.__dict__.items() if k != "excluded" and v not in (None, "")}
+        left_out: dict[str, list[str]] = {}
+        for facet, value in self.excluded:
+            left_out.setdefault(facet, []).append(value)
+        return {**shown, "excluded": left_out} if left_out else shown

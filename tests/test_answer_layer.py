@@ -16,12 +16,14 @@ from rag.answer.cues import (
     ASKS,
     BACK_REFERENCE,
     COMPARATIVE,
+    EXCLUDED,
     MANY,
     NEW_SEARCH,
     QUANTITY,
     REPORTED_VALUE,
     ROLES,
     SETTING_LAST,
+    WIDENED,
 )
 from rag.answer.pipeline import merge_filters
 from rag.answer.query import read, recognise_filters
@@ -30,6 +32,7 @@ from rag.answer.route import Intent, Router, asked_field
 from rag.app import App
 from rag.search.retrieve import SearchResult
 from rag.store.keyword import TOKENIZE
+from rag.tools import PaperTools
 from rag.types import Filters, Hit, Paper
 from tests.fakes import corpus, pipeline
 
@@ -37,7 +40,7 @@ from tests.fakes import corpus, pipeline
 def test_every_cue_matches_the_examples_it_is_written_for() -> None:
     """The answer layer's hand rules are data: each cue carries the sentences it is written for."""
     rules = (ASKED_FOR, QUANTITY, REPORTED_VALUE, COMPARATIVE, APPLIED_TO, SETTING_LAST)
-    for cue in (*ROLES, *ASKS, MANY, BACK_REFERENCE, NEW_SEARCH, *rules):
+    for cue in (*ROLES, *ASKS, MANY, BACK_REFERENCE, NEW_SEARCH, *rules, *EXCLUDED, *WIDENED):
         assert cue.examples, cue.name
         for example in cue.examples:
             assert cue.pattern.search(example), (cue.name, example)
@@ -99,6 +102,87 @@ def test_a_question_is_read_once_with_its_filters_authors_and_topic(sample_app: 
 def test_venue_year_and_track_are_read_as_users_write_them(question: str, expected: Filters) -> None:
     facets = {"venue": ["ICLR", "ICML"], "year": ["2025"], "decision": ["Accept (Oral)"], "track": ["Position", "Main"]}
     assert recognise_filters(question, facets)[0] == expected
+
+
+CONFERENCE_FACETS = {
+    "venue": ["ICLR", "ICML"],
+    "year": ["2025"],
+    "decision": ["Accept (Oral)", "Accept (Poster)", "Accept (Spotlight)"],
+    "track": ["main", "position"],
+}
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        (  # read as a filter, the value left out was counted in its stead
+            "How many ICML 2025 orals, not counting position papers?",
+            Filters(venue="ICML", year=2025, decision="Oral", excluded=(("track", "position"),)),
+        ),
+        (
+            "how many main-track posters at ICML 2025 (not counting position papers)?",
+            Filters(venue="ICML", year=2025, track="main", decision="Poster", excluded=(("track", "position"),)),
+        ),
+        (
+            "How many 2025 spotlights, ICLR excluded?",
+            Filters(year=2025, decision="Spotlight", excluded=(("venue", "ICLR"),)),
+        ),
+        (
+            "How many non-poster papers at ICLR 2025?",
+            Filters(venue="ICLR", year=2025, excluded=(("decision", "Poster"),)),
+        ),
+        (  # a value joined to a left-out one is left out too
+            "ICLR 2025 papers excluding orals and spotlights: how many?",
+            Filters(venue="ICLR", year=2025, excluded=(("decision", "Oral"), ("decision", "Spotlight"))),
+        ),
+        (  # added back: the orals of every track
+            "how many ICML 2025 papers got an oral, counting the position track too?",
+            Filters(venue="ICML", year=2025, decision="Oral"),
+        ),
+        ("How many orals at ICLR 2025, ICML included?", Filters(year=2025, decision="Oral")),
+        (  # two decisions are their union, not no filter at all
+            "How many ICLR 2025 papers were orals or spotlights?",
+            Filters(venue="ICLR", year=2025, excluded=(("decision", "Poster"),)),
+        ),
+        (
+            "How many ICML 2025 spotlights plus orals?",
+            Filters(venue="ICML", year=2025, excluded=(("decision", "Poster"),)),
+        ),
+        ("How many position-track orals were there at ICML 2025?", Filters("ICML", 2025, "position", "Oral")),
+        ("Which methods remove position bias without retraining?", Filters()),
+        (
+            "How many ICML 2025 non-position orals?",
+            Filters("ICML", 2025, decision="Oral", excluded=(("track", "position"),)),
+        ),
+        # ordinary English around a filter is no clause (a helper's attack on the first version)
+        ("Which oral papers also study layer pruning of LLMs?", Filters(decision="Oral")),
+        ("How many ICML 2025 spotlights are position papers too?", Filters("ICML", 2025, "position", "Spotlight")),
+        ("Which spotlight papers, aside from SVBench, benchmark streaming video?", Filters(decision="Spotlight")),
+        ("Which ICLR papers dropped the KL term?", Filters(venue="ICLR")),
+        ("Didn't an ICLR paper propose LLM-Streamline?", Filters(venue="ICLR")),
+        ("Why don't ICML 2025 position papers discuss compute?", Filters("ICML", 2025, "position")),
+        ("Which papers study speech recognition for non-oral languages?", Filters()),
+    ],
+)
+def test_a_clause_that_leaves_a_value_out_or_adds_it_back_is_read_as_such(question: str, expected: Filters) -> None:
+    assert recognise_filters(question, CONFERENCE_FACETS)[0] == expected
+
+
+def test_a_count_leaves_out_what_its_clause_excludes(sample_app: App) -> None:
+    """Over the sample's 20 ICML 2025 papers, 3 of them position papers: "not counting position
+    papers" counts the other 17 (read as a filter, it counted the 3), and "position papers
+    included" all 20; the count tool leaves out the same papers."""
+    catalog = sample_app.index.load().catalog
+    icml = catalog.count(Filters(venue="ICML", year=2025))
+    position = catalog.count(Filters(venue="ICML", year=2025, track="position"))
+    assert 0 < position < icml
+    left_out = sample_app.pipeline.answer("How many ICML 2025 papers are there, not counting position papers?")
+    assert left_out.mode == "catalogue" and f"**{icml - position}**" in left_out.text
+    assert 'not in track/area "position"' in left_out.text
+    added = sample_app.pipeline.answer("How many ICML 2025 papers are there, position papers included?")
+    assert f"**{icml}**" in added.text
+    counted = PaperTools(sample_app).count_papers(venue="ICML", year=2025, not_track="position")
+    assert counted["count"] == icml - position and counted["filters"]["excluded"] == {"track": ["position"]}
 
 
 def test_the_search_is_given_the_question_without_the_words_that_named_an_applied_filter(sample_app: App) -> None:

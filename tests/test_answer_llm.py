@@ -176,6 +176,26 @@ def test_the_model_counts_with_a_tool_call(sample_app: App, server: FakeOpenAI, 
     assert "20 ICML 2025 papers" in answer.text and not answer.abstained
 
 
+def test_the_model_can_leave_a_track_out_of_a_count(sample_app: App, server: FakeOpenAI) -> None:
+    """ "ICML 2025 papers, not counting position papers": the count tool takes the value to leave out,
+    so the model need not know which other tracks the collection holds."""
+    app = llm_app(sample_app.settings.home, server)
+    server.replies.append(
+        {
+            "tool_calls": [
+                {"name": "count_papers", "arguments": {"venue": "ICML", "year": 2025, "not_track": "position"}}
+            ]
+        }
+    )
+    server.replies.append({"content": "The collection holds 17 such papers."})
+    app.pipeline.answer("How many ICML 2025 papers are there, not counting position papers?")
+    first, second = server.chat_requests()
+    count = next(t["function"] for t in first["tools"] if t["function"]["name"] == "count_papers")
+    assert {"not_venue", "not_track", "not_decision"} <= set(count["parameters"]["properties"])
+    result = json.loads(tool_messages(second)[0]["content"])
+    assert result["count"] == 17 and result["filters"]["excluded"] == {"track": ["position"]}
+
+
 def test_the_model_lists_and_looks_up_and_cites_what_the_tools_returned(sample_app: App, server: FakeOpenAI) -> None:
     """Papers a tool returns get source numbers the model can cite; the citation is then checked
     against that paper like any other."""

@@ -52,7 +52,8 @@ class CatalogueDraft:
 
 
 def describe(filters: Filters) -> str:
-    """ "from ICML 2025, in track/area "position", with decision Oral, by Jane Doe" ("" if none)."""
+    """ "from ICML 2025, in track/area "position", with decision Oral, by Jane Doe, not from ICLR" ("" if
+    none)."""
     parts = []
     where = " ".join(str(x) for x in (filters.venue, filters.year) if x)
     if where:
@@ -63,7 +64,12 @@ def describe(filters: Filters) -> str:
         parts.append(f"with decision {filters.decision}")
     if filters.author:
         parts.append(f"by {filters.author}")
+    for facet, value in filters.excluded:
+        parts.append(f'not in track/area "{value}"' if facet == "track" else f"not {_EXCLUDED[facet]} {value}")
     return ", ".join(parts)
+
+
+_EXCLUDED = {"venue": "from", "year": "from", "decision": "with decision"}
 
 
 def count_text(with_id: int, without_id: int, files: list[str], scope: str, shown: int = 3) -> str:
@@ -138,7 +144,11 @@ class CatalogueAnswerer:
         asked = "authors" if intent is Intent.AUTHORS_OF else asked_field(q.text)
         # The value a field question asks about is no filter: "Was the paper on X an oral?" reads
         # decision=Oral, and searched among orals the paper was not found when it was a poster.
-        unasked = replace(filters, **{asked: None}) if asked in {f.name for f in fields(Filters)} else filters
+        unasked = (
+            replace(filters, **{asked: None}, excluded=tuple(p for p in filters.excluded if p[0] != asked))
+            if asked in {f.name for f in fields(Filters)}
+            else filters
+        )
         papers = self._target(q, catalog, unasked, context, locate)
         if not papers:
             return CatalogueDraft(

@@ -20,6 +20,8 @@ fitted thresholds applies; `BACK_REFERENCE` says when a question is condensed wi
   an answer would lead with (docs/benchmarks.md, session 25, has the figures).
 - ASKED_VALUE, MEASURES: a number asked of the paper a question names ("How many experts does
   MENTOR use?"), which `Relevance.unstated_value` looks for next to the words it is asked of.
+- EXCLUDED, WIDENED: a filter's value that a clause leaves out ("not counting position papers") or
+  adds back ("counting the position track too"), read as an exclusion or as no filter at all.
 - ASKED_FOR, REPORTED_VALUE, COMPARATIVE: the detail a question asks for ("How many GPU hours …",
   "Which LLM does …"), which `Relevance.unheld_detail` looks for in the paper the question names,
   whether it is a value the paper reports, and a comparison any number may answer
@@ -133,6 +135,73 @@ NEW_SEARCH = _cue(
     "Which papers propose new optimizers for training neural networks?",
     "What work applies Bayesian optimization to autonomous driving?",
     "Is there a paper on watermarking diffusion models?",
+)
+
+# A facet value (venue, year, track, decision; written <value> in the examples) that a clause leaves
+# out or adds back: "not counting position papers", "excluding ICLR", "non-oral", "ICLR left out";
+# "counting the position track too", "orals included". Read on the text around each value the
+# question names (`rag.answer.query.recognise_filters`), never as a filter of its own: read as one, the
+# value an exclusion names was counted in its stead (writers' train and validation counts, 2 of 8;
+# docs/benchmarks.md, session 33, has the figures).
+_CLAUSE_FILLER = (
+    r"(?:(?:the|a|an|any|all|those|these|ones?|papers?|in|from|at|as|of|to|for|be|been|being|get|got|"
+    r"getting|receiv\w+|accepted|given|label+ed|marked|that|which|were|was|are|is|count\w*|includ\w*)\s+){0,4}"
+)
+# A cue after the value closes its clause ("…, position papers excluded?", "(ICML not counted)") and the
+# value opens one (after a comma, a parenthesis, "and", "with", "leaving"): "Which oral papers also study
+# X?", "Which ICLR papers dropped the KL term?" and "How many spotlights are position papers too?" name a filter.
+_OPENS = r"(?:[,(;—–]\s*(?:(?:and|with)\s+)?|\b(?:and|with|leaving|leave)\s+|\bw/\s*)(?:(?:the|any)\s+)?"
+_CLOSES = r"(?=\s*(?:[?.!,;:)]|—|–|$))"
+EXCLUDED = (
+    _cue(
+        "excluded_before",
+        # a negative contraction opens a clause only after a word that is no question's opening:
+        # "papers that weren't posters", not "Didn't an ICLR paper propose X?" or "Why don't ICML papers …?"
+        r"\b(?:not|no|neither|nor|excluding|exclud(?:e|es|ed)|except|other\s+than|apart\s+from|"
+        r"aside\s+from|besides|leaving\s+out|leave\s+out|without|minus|outside(?:\s+of)?|ignoring|ignore|"
+        r"omitting|omit|discounting|disregarding|skipping|skip|rather\s+than|instead\s+of|"
+        r"(?<=\w\s)(?<!\bwhy\s)(?<!\bhow\s)\w+n['’]t|don['’]t(?=\s+(?:includ|count)))\s+" + _CLAUSE_FILLER + r"<value>",
+        "how many main-track posters at ICML 2025 (not counting <value>)?",
+        "ICLR 2025 papers that weren't <value>",
+        "2025 spotlights excluding <value>",
+        "How many ICML 2025 orals are there? Don't include <value>.",
+    ),
+    _cue(
+        "excluded_prefix",
+        # "non-" before a value that names papers ("non-poster papers", "non-position ICML 2025 orals"),
+        # not a topic ("speech recognition for non-oral languages")
+        r"\bnon[- ]<value>(?=\s+(?:(?-i:[A-Z0-9])|(?:papers?|ones|works|submissions|presentations|acceptances|"
+        r"accepts|tracks?|orals?|spotlights?|posters?)\b)|\s*(?:[?.!,;:)]|$))",
+        "how many non-<value> papers",
+        "How many non-<value> ICML 2025 orals?",
+    ),
+    _cue(
+        "excluded_after",
+        _OPENS + r"<value>(?:\s+(?:papers?|track|ones))?\s*,?\s*(?:excluded|aside|left\s+out|not\s+included|"
+        r"not\s+counted|removed|dropped|out)" + _CLOSES,
+        "how many ICML 2025 posters, <value> excluded?",
+        "2025 orals, leaving <value> out",
+        "How many spotlights in 2025 (<value> not counted)?",
+    ),
+)
+WIDENED = (
+    _cue(
+        "widened_before",
+        r"\b(?:including|include[sd]?|incl\.?|counting|plus|as\s+well\s+as|along\s+with|together\s+with|"
+        r"not\s+(?:just|only|merely))\s+" + _CLAUSE_FILLER + r"<value>",
+        "how many ICML 2025 papers got an oral, counting the <value> too?",
+        "ICML 2025 orals including <value>",
+        "How many ICML 2025 papers got an oral, not just in the <value>?",
+    ),
+    _cue(
+        "widened_after",
+        _OPENS + r"<value>(?:\s+(?:papers?|track|ones))?\s*,?\s*(?:too|as\s+well|included|counted|alike|"
+        r"and\s+all|in)" + _CLOSES,
+        "ICML 2025 orals, <value> included",
+        "ICML 2025 orals with <value> too",
+        "how many ICML 2025 papers in total with <value> in?",
+        "ICML 2025 orals, and the <value> ones too — total?",
+    ),
 )
 
 # How a question that asks for a detail may open ("And how many …", "So which …").

@@ -278,7 +278,7 @@ def merge_filters(explicit: Filters, q: Query) -> Filters:
     """Filters given by the caller win; the question's own fill the fields left empty (an author
     the question names is a filter only when it names exactly one)."""
     read_from = q.named_filters
-    values = {k: v if v not in (None, "") else getattr(read_from, k) for k, v in explicit.__dict__.items()}
+    values = {k: v if v not in (None, "", ()) else getattr(read_from, k) for k, v in explicit.__dict__.items()}
     return Filters(**values)
 
 

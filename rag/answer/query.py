@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from rag.answer.cues import BACK_REFERENCE
+from rag.answer.cues import BACK_REFERENCE, EXCLUDED, WIDENED, Cue
 from rag.text import STOPWORDS, collapse, fold
 from rag.types import Filters
 
@@ -30,7 +30,11 @@ CATALOGUE_WORDS = frozenset(
     "included include includes contain contains listed get got published publish presented appear appeared "
     "wrote write written author authors authored co-authored coauthored an anything here conference track area "
     "decision oral orals spotlight spotlights poster posters position main tracks areas category "
-    "venue year years session sessions it its their they them this that receive received".split()
+    "venue year years session sessions it its their they them this that receive received "
+    # the words of a count's scope, not of a topic ("ICLR 2025 acceptances, whatever the decision, across
+    # both conferences in total")
+    "across whatever regardless irrespective acceptance acceptances accepts overall total together "
+    "altogether entire entirely both conferences".split()
 )
 
 
@@ -88,18 +92,22 @@ class Query:
         return " ".join(self.text[start:end] for start, end in sorted(self._applied_spans(applied)))
 
     def _applied_spans(self, applied: Filters) -> list[tuple[int, int]]:
+        """The spans of the filters `applied` holds as the question named them, and every clause that
+        leaves a value out or adds one back ("not counting position papers"): its words name no
+        paper's content, whatever filters are applied."""
         own = self.named_filters
         return [
             span
             for kind, spans in self.spans.items()
-            if getattr(own, kind, None) is not None and getattr(applied, kind, None) == getattr(own, kind)
+            if kind == "clause"
+            or (getattr(own, kind, None) is not None and getattr(applied, kind, None) == getattr(own, kind))
             for span in spans
         ]
 
     def placeholders(self) -> str:
         """The question with each named filter or author replaced by its kind ("papers by <author>
         at <venue> <year>"): what the router reads, so that it learns the shape, not the names."""
-        marks = sorted((span, kind) for kind, spans in self.spans.items() for span in spans)
+        marks = sorted((span, kind) for kind, spans in self.spans.items() if kind != "clause" for span in spans)
         out, at = [], 0
         for (start, end), kind in marks:
             if start < at:
@@ -111,7 +119,34 @@ class Query:
 
 
 def _word(pattern: str) -> str:
-    return rf"(?<![\w-]){pattern}(?![\w-])"
+    """`pattern` as a whole word, or after "non-" ("non-oral"), which `_clause` reads as an exclusion."""
+    return rf"(?:(?<=\bnon-)|(?<![\w-])){pattern}(?![\w-])"
+
+
+_VALUE = "<value>"  # what the clause cues (rag.answer.cues.EXCLUDED, WIDENED) read in place of a value
+
+
+def _clause(question: str, span: tuple[int, int]) -> tuple[str, tuple[int, int]] | None:
+    """How a clause around the facet value at `span` reads it: "excluded" ("not counting position
+    papers", "non-oral") or "widened" ("counting the position track too"), with the clause's span
+    (its cue words and the value); None when the value is an ordinary filter. An exclusion wins when
+    both read it ("not including position papers")."""
+    start, end = span
+    before, after = question[:start], question[end : end + 40]  # from the start: "Didn't an ICLR paper …"
+    noun = re.search(r"\s+(?:papers?|presentations?|track)$", question[start:end], re.I)  # "non-poster papers"
+    probe = before + _VALUE + (noun.group(0) if noun else "") + after
+    cut = len(probe) - len(after)
+
+    def at(i: int) -> int:  # a position in the probe, as a position in the question
+        return start - len(before) + i if i <= len(before) else end + max(i - cut, 0)
+
+    readings: tuple[tuple[str, tuple[Cue, ...]], ...] = (("excluded", EXCLUDED), ("widened", WIDENED))
+    for reading, cues in readings:
+        for cue in cues:
+            m = cue.pattern.search(probe)
+            if m and m.start() <= len(before) and m.end() >= len(before) + len(_VALUE):
+                return reading, (at(m.start()), at(m.end()))
+    return None
 
 
 def recognise_filters(question: str, facets: dict[str, list[str]]) -> tuple[Filters, dict[str, list[tuple[int, int]]]]:
@@ -122,13 +157,14 @@ def recognise_filters(question: str, facets: dict[str, list[str]]) -> tuple[Filt
     so); decision: the word of a decision value, singular or plural ("orals" for "Accept (Oral)");
     track: "position paper(s)"/"position track"/"position orals", "main track", or a part of a
     track value next to the word area/track/category ("the Causality area", "Robustness-track").
-    A facet named twice with different values ("ICLR or ICML") is not a filter."""
-    spans: dict[str, list[tuple[int, int]]] = {"venue": [], "year": [], "decision": [], "track": []}
-    found: dict[str, set[str]] = {"venue": set(), "year": set(), "decision": set(), "track": set()}
+    A facet named with several values ("spotlights or orals") is their union (`_filters_of`). A value inside a
+    clause that leaves it out ("not counting position papers", "non-oral") is excluded
+    (`Filters.excluded`); one a clause adds back ("counting the position track too") leaves its facet
+    unfiltered. Those clauses' spans are `spans["clause"]`."""
+    named: list[tuple[tuple[int, int], str, str]] = []  # (span, facet, value), as the question names them
 
     def note(kind: str, value: str, match: re.Match[str]) -> None:
-        found[kind].add(value)
-        spans[kind].append(match.span())
+        named.append((match.span(), kind, value))
 
     for venue in facets.get("venue", []):
         for m in re.finditer(_word(re.escape(venue)), question, re.I):
@@ -147,8 +183,7 @@ def recognise_filters(question: str, facets: dict[str, list[str]]) -> tuple[Filt
                 note("venue", venue, m)
                 note("year", years[0], m)
     for decision in facets.get("decision", []):
-        inner = re.search(r"\((\w+)\)", decision)
-        word = inner.group(1) if inner else decision.split()[-1]
+        word = _decision_word(decision)
         for m in re.finditer(_word(rf"{re.escape(word)}s?(?:\s+papers?|\s+presentations?)?"), question, re.I):
             note("decision", word, m)
     tracks = facets.get("track", [])
@@ -170,21 +205,87 @@ def recognise_filters(question: str, facets: dict[str, list[str]]) -> tuple[Filt
         )
         for m in re.finditer(pattern, question, re.I):
             note("track", part, m)
-    one = {k: next(iter(v)) for k, v in found.items() if len(v) == 1}
+    return _filters_of(question, sorted(named), facets)
+
+
+def _filters_of(
+    question: str, named: list[tuple[tuple[int, int], str, str]], facets: dict[str, list[str]]
+) -> tuple[Filters, dict[str, list[tuple[int, int]]]]:
+    """The filters of the values a question names, in the order it names them. A value a clause
+    leaves out is excluded, and so is one joined to it ("excluding orals and spotlights", "excluding
+    ICLR and position papers"). A value a
+    clause adds back joins the facet's other values ("spotlights plus orals"), or leaves the facet
+    unfiltered when the question names no other ("ICML 2025 orals, counting the position track
+    too": the orals of every track). Several values of one venue, year or decision named as one list
+    ("spotlights or orals") are that facet's union: every other value of the facet is excluded; named
+    apart ("Which ICLR papers build on ICML work?"), or several tracks (a track value holds many
+    areas), they are no filter."""
+    spans: dict[str, list[tuple[int, int]]] = {"clause": []}
+    kept: dict[str, dict[str, None]] = {}
+    excluded: dict[tuple[str, str], None] = {}
+    widened: dict[str, dict[str, None]] = {}
+    listed: dict[str, bool] = {}  # whether the facet's kept values form one list ("orals or spotlights")
+    last: tuple[int, str] | None = None  # the end and reading of the last value a clause read
+    ends: dict[str, int] = {}  # where each facet's last kept value ends
+    for span, kind, value in named:
+        clause = _clause(question, span)
+        if clause is None and question[max(span[0] - 4, 0) : span[0]].lower() == "non-":
+            continue  # "non-oral languages": a topic's word, no value
+        spans.setdefault(kind, []).append(span)
+        if clause is None and last and _JOINED.fullmatch(question[last[0] : span[0]]):
+            clause = (last[1], (last[0], span[1]))  # "excluding ICLR and position papers"
+        if clause is None:
+            if kind in ends and value not in kept.get(kind, {}):
+                listed[kind] = listed.get(kind, True) and bool(_JOINED.fullmatch(question[ends[kind] : span[0]]))
+            kept.setdefault(kind, {})[value] = None
+            ends[kind] = span[1]
+            continue
+        spans["clause"].append(clause[1])
+        last = (span[1], clause[0])
+        if clause[0] == "excluded":
+            excluded[(kind, value)] = None
+        else:
+            widened.setdefault(kind, {})[value] = None
+    one: dict[str, str] = {}
+    for kind, values in kept.items():
+        values = {**values, **widened.get(kind, {})}
+        if len(values) == 1:
+            one[kind] = next(iter(values))
+        elif kind != "track" and listed.get(kind, True):
+            words = {fold(v) for v in values}
+            for other in facets.get(kind, []):
+                word = _decision_word(other) if kind == "decision" else other
+                if fold(word) not in words:
+                    excluded[(kind, word)] = None
     filters = Filters(
         venue=one.get("venue"),
         year=int(one["year"]) if "year" in one else None,
         track=one.get("track"),
         decision=one.get("decision"),
+        excluded=tuple(pair for pair in excluded if one.get(pair[0]) != pair[1]),
     )
     return filters, {k: v for k, v in spans.items() if v}
 
 
+# what joins a value to the one before it in a list ("orals and spotlights", "ICLR, ICML"); not a space
+# alone ("non-position orals": the orals are kept)
+_JOINED = re.compile(r"\s*(?:,|/|&|\band\b|\bor\b|\bnor\b|\bplus\b)\s*(?:(?:the|any|a|an|even)\s+)?", re.I)
+
+
+def _decision_word(decision: str) -> str:
+    """The word users write for a decision value: "Oral" for "Accept (Oral)"."""
+    inner = re.search(r"\((\w+)\)", decision)
+    return inner.group(1) if inner else decision.split()[-1]
+
+
 _DECISION_WORD = re.compile(_word(r"(oral|spotlight|poster)s?(?:\s+papers?|\s+presentations?)?"), re.I)
-# "position papers", "the position track", "position orals": never the word alone ("remove position
-# bias", "a relevance score that ignores position")
+# "position papers", "the position track", "position orals", "non-position": never the word alone
+# ("remove position bias", "a relevance score that ignores position")
 _POSITION_WORD = re.compile(
-    _word(r"position(?:[- ]track(?:\s+papers?)?|\s+papers?|(?=\s+(?:orals?|spotlights?|posters?)\b))"), re.I
+    _word(
+        r"position(?:[- ]track(?:\s+papers?)?|\s+papers?|(?=\s+(?:orals?|spotlights?|posters?)\b)|(?<=non-position))"
+    ),
+    re.I,
 )
 
 
@@ -234,7 +335,7 @@ def read(question: str, catalog: Catalog | None = None) -> Query:
         m = re.search(re.escape(name).replace(r"\.", r"\.?").replace(r"\ ", r"\s+") + _POSSESSIVE, text, re.I)
         if m:
             spans.setdefault("author", []).append(m.span())
-    unmet = unmet_filters(text, facets)
+    unmet = unmet_filters(text, facets)  # "not orals" is as unanswerable as "orals" without decisions
     for _, _, span in unmet:
         spans.setdefault("unmet", []).append(span)
     rest = _without(text, [s for found in spans.values() for s in found])

@@ -180,6 +180,18 @@ class Rows(Connection):
                 return None
             clauses.append(f"pno IN ({','.join('?' * len(pnos))})")
             params += pnos
+        # A value left out keeps the papers known to hold another: a paper whose decision the list
+        # does not record is not known to be "not a poster" (27 ICLR seeds without one were counted so).
+        for facet, value in filters.excluded:
+            if facet == "year":
+                clauses.append("year IS NOT NULL AND year != ?")
+                params.append(int(value))
+                continue
+            column = "tracks" if facet == "track" else facet
+            if column in ("venue", "tracks", "decision"):
+                values = self._matching(column, value)
+                clauses.append(f"{column} != '' AND {column} NOT IN ({','.join('?' * len(values))})")
+                params += values
         return (" AND ".join(clauses) or "1"), params
 
     def _author_pnos(self, wanted: str) -> list[int]:
