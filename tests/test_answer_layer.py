@@ -84,6 +84,9 @@ def test_a_question_is_read_once_with_its_filters_authors_and_topic(sample_app: 
     )
     unmet = read("Which orals are about interpretability?", catalog)
     assert unmet.unmet and "records no decisions" in unmet.unmet_note and unmet.topic == "interpretability"
+    # "non-oral" names a topic here, not a decision the sample lacks
+    assert not read("Which papers study speech recognition for non-oral languages?", catalog).unmet
+    assert read("How many non-oral papers are there?", catalog).unmet
 
 
 @pytest.mark.parametrize(

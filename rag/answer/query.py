@@ -149,6 +149,16 @@ def _clause(question: str, span: tuple[int, int]) -> tuple[str, tuple[int, int]]
     return None
 
 
+def _after_non(question: str, span: tuple[int, int]) -> bool:
+    return question[max(span[0] - 4, 0) : span[0]].lower() == "non-"
+
+
+def _topic_word(question: str, span: tuple[int, int]) -> bool:
+    """A value's word after "non-" that no clause reads ("speech recognition for non-oral languages"):
+    a topic's word, neither a value nor one the collection lacks."""
+    return _after_non(question, span) and _clause(question, span) is None
+
+
 def recognise_filters(question: str, facets: dict[str, list[str]]) -> tuple[Filters, dict[str, list[tuple[int, int]]]]:
     """Filters named in the question, and the character spans that named each kind.
 
@@ -213,8 +223,8 @@ def _filters_of(
 ) -> tuple[Filters, dict[str, list[tuple[int, int]]]]:
     """The filters of the values a question names, in the order it names them. A value a clause
     leaves out is excluded, and so is one joined to it ("excluding orals and spotlights", "excluding
-    ICLR and position papers"). A value a
-    clause adds back joins the facet's other values ("spotlights plus orals"), or leaves the facet
+    ICLR and position papers"). A value a clause adds back joins the facet's other values
+    ("spotlights plus orals"), or leaves the facet
     unfiltered when the question names no other ("ICML 2025 orals, counting the position track
     too": the orals of every track). Several values of one venue, year or decision named as one list
     ("spotlights or orals") are that facet's union: every other value of the facet is excluded; named
@@ -229,8 +239,8 @@ def _filters_of(
     ends: dict[str, int] = {}  # where each facet's last kept value ends
     for span, kind, value in named:
         clause = _clause(question, span)
-        if clause is None and question[max(span[0] - 4, 0) : span[0]].lower() == "non-":
-            continue  # "non-oral languages": a topic's word, no value
+        if clause is None and _after_non(question, span):
+            continue  # a topic's word (`_topic_word`)
         spans.setdefault(kind, []).append(span)
         if clause is None and last and _JOINED.fullmatch(question[last[0] : span[0]]):
             clause = (last[1], (last[0], span[1]))  # "excluding ICLR and position papers"
@@ -297,12 +307,14 @@ def unmet_filters(question: str, facets: dict[str, list[str]]) -> list[tuple[str
     out: list[tuple[str, str, tuple[int, int]]] = []
     decisions = facets.get("decision", [])
     for m in _DECISION_WORD.finditer(question):
+        if _topic_word(question, m.span()):
+            continue
         word = m.group(1).lower()
         if not decisions:
             out.append((m.group(0), "the collection records no decisions (oral, spotlight, poster)", m.span()))
         elif not any(word in fold(d) for d in decisions):
             out.append((m.group(0), f"the collection records no {word} decisions", m.span()))
-    position = _POSITION_WORD.search(question)
+    position = next((m for m in _POSITION_WORD.finditer(question) if not _topic_word(question, m.span())), None)
     if position and not any("position" in fold(t) for t in facets.get("track", [])):
         out.append((position.group(0), "the collection records no position track", position.span()))
     return out
