@@ -41,97 +41,67 @@ def papers() -> list[Paper]:
     return out
 
 
+def where(
+    venue: str | None = None,
+    decisions: tuple[str, ...] = DECISIONS,
+    track: str | None = None,
+    not_track: str | None = None,
+) -> Test:
+    """The papers a question counts: of `venue` (None: both), with one of `decisions`, in `track`
+    and not in `not_track` (None: any)."""
+
+    def test(p: Paper) -> bool:
+        return (
+            (venue is None or p["venue"] == venue)
+            and p["decision"] in decisions
+            and (track is None or p["track"] == track)
+            and (not_track is None or p["track"] != not_track)
+        )
+
+    return test
+
+
 def templates() -> list[tuple[str, str, Test]]:
     """(kind, question, which papers it counts), every venue and decision in every template."""
     out: list[tuple[str, str, Test]] = []
-
-    def add(kind: str, question: str, test: Test) -> None:
-        out.append((kind, question, test))
-
     for v in VENUES:
         other = next(o for o in VENUES if o != v)
         for d in DECISIONS:
-            is_v: Test = lambda p, v=v: p["venue"] == v  # noqa: E731
-            add(
-                "plain",
-                f"How many {d}s were there at {v} {YEAR}?",
-                lambda p, v=v, d=d: p["venue"] == v and p["decision"] == d,
-            )
-            add(
-                "excluded-decision",
-                f"How many {v} {YEAR} papers were not {d}s?",
-                lambda p, t=is_v, d=d: t(p) and p["decision"] != d,
-            )
-            add(
-                "excluded-decision",
-                f"How many {v} {YEAR} papers, excluding the {d}s?",
-                lambda p, t=is_v, d=d: t(p) and p["decision"] != d,
-            )
-            add(
-                "excluded-decision",
-                f"Number of non-{d} papers at {v} {YEAR}",
-                lambda p, t=is_v, d=d: t(p) and p["decision"] != d,
-            )
-            add(
-                "excluded-decision",
-                f"{v} {YEAR} papers with the {d}s left out: how many?",
-                lambda p, t=is_v, d=d: t(p) and p["decision"] != d,
-            )
-            add(
-                "excluded-venue",
-                f"How many {YEAR} {d}s are there, not counting {other}?",
-                lambda p, v=v, d=d: p["venue"] == v and p["decision"] == d,
-            )
-            add(
-                "excluded-venue",
-                f"How many {d}s in {YEAR} besides those at {other}?",
-                lambda p, v=v, d=d: p["venue"] == v and p["decision"] == d,
-            )
-            add(
-                "widened-venue",
-                f"How many {d}s at {v} {YEAR}, counting {other} as well?",
-                lambda p, d=d: p["decision"] == d,
-            )
+            rest = tuple(x for x in DECISIONS if x != d)
+            out += [
+                ("plain", f"How many {d}s were there at {v} {YEAR}?", where(v, (d,))),
+                ("excluded-decision", f"How many {v} {YEAR} papers were not {d}s?", where(v, rest)),
+                ("excluded-decision", f"How many {v} {YEAR} papers, excluding the {d}s?", where(v, rest)),
+                ("excluded-decision", f"Number of non-{d} papers at {v} {YEAR}", where(v, rest)),
+                ("excluded-decision", f"{v} {YEAR} papers with the {d}s left out: how many?", where(v, rest)),
+                ("excluded-venue", f"How many {YEAR} {d}s are there, not counting {other}?", where(v, (d,))),
+                ("excluded-venue", f"How many {d}s in {YEAR} besides those at {other}?", where(v, (d,))),
+                ("widened-venue", f"How many {d}s at {v} {YEAR}, counting {other} as well?", where(None, (d,))),
+            ]
             for d2 in DECISIONS:
                 if d2 > d:
-                    pair: Test = lambda p, t=is_v, d=d, d2=d2: t(p) and p["decision"] in (d, d2)  # noqa: E731
-                    add("union-decision", f"How many {v} {YEAR} papers were {d}s or {d2}s?", pair)
-                    add("union-decision", f"How many {d}s and {d2}s did {v} {YEAR} have in total?", pair)
-                    add(
-                        "excluded-decision",
-                        f"How many {v} {YEAR} papers were neither {d}s nor {d2}s?",
-                        lambda p, t=is_v, d=d, d2=d2: t(p) and p["decision"] not in (d, d2),
-                    )
+                    third = tuple(x for x in DECISIONS if x not in (d, d2))
+                    out += [
+                        ("union-decision", f"How many {v} {YEAR} papers were {d}s or {d2}s?", where(v, (d, d2))),
+                        ("union-decision", f"How many {d}s and {d2}s did {v} {YEAR} have in total?", where(v, (d, d2))),
+                        (
+                            "excluded-decision",
+                            f"How many {v} {YEAR} papers were neither {d}s nor {d2}s?",
+                            where(v, third),
+                        ),
+                    ]
     for d in DECISIONS:
-        icml: Test = lambda p, d=d: p["venue"] == "ICML" and p["decision"] == d  # noqa: E731
-        add(
-            "plain",
-            f"How many ICML {YEAR} position {d}s are there?",
-            lambda p, t=icml: t(p) and p["track"] == "position",
-        )
-        add(
-            "excluded-track",
-            f"How many ICML {YEAR} {d}s are outside the position track?",
-            lambda p, t=icml: t(p) and p["track"] != "position",
-        )
-        add(
-            "excluded-track",
-            f"How many ICML {YEAR} {d}s, position papers excluded?",
-            lambda p, t=icml: t(p) and p["track"] != "position",
-        )
-        add(
-            "excluded-track",
-            f"ICML {YEAR} {d}s without the position papers: how many?",
-            lambda p, t=icml: t(p) and p["track"] != "position",
-        )
-        add(
-            "excluded-track",
-            f"How many non-position ICML {YEAR} {d}s?",
-            lambda p, t=icml: t(p) and p["track"] != "position",
-        )
-        add("widened-track", f"How many ICML {YEAR} {d}s, including the position track?", icml)
-        add("widened-track", f"How many ICML {YEAR} {d}s, position papers too?", icml)
-        add("widened-track", f"How many ICML {YEAR} main-track {d}s plus position {d}s?", icml)
+        main = where("ICML", (d,), not_track="position")
+        out += [
+            ("plain", f"How many ICML {YEAR} position {d}s are there?", where("ICML", (d,), track="position")),
+            ("excluded-track", f"How many ICML {YEAR} {d}s are outside the position track?", main),
+            ("excluded-track", f"How many ICML {YEAR} {d}s, position papers excluded?", main),
+            ("excluded-track", f"ICML {YEAR} {d}s without the position papers: how many?", main),
+            ("excluded-track", f"How many non-position ICML {YEAR} {d}s?", main),
+            ("widened-track", f"How many ICML {YEAR} {d}s, including the position track?", where("ICML", (d,))),
+            ("widened-track", f"How many ICML {YEAR} {d}s, position papers too?", where("ICML", (d,))),
+            ("widened-track", f"How many ICML {YEAR} main-track {d}s plus position {d}s?", where("ICML", (d,))),
+        ]
     return out
 
 
