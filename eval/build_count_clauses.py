@@ -4,7 +4,8 @@
 The class: "How many ICML 2025 orals, not counting position papers?", "How many 2025 spotlights,
 ICLR excluded?", "How many ICML 2025 orals, including the position track?", "How many ICLR 2025
 papers were orals or spotlights?", beside plain counts of the same facets, so that a reader that
-ignores the clause and one that over-reads it are both caught. Every gold number is counted here
+ignores the clause and one that over-reads it are both caught, and two counts asked in one
+question ("How many orals vs posters at ICLR 2025?", gold one of the two). Every gold number is counted here
 from the shared lists (`../shared/data/iclr2025.jsonl`, `icml2025.jsonl`), never by the assistant.
 
 All items are `train`: the clause cues (`rag.answer.cues.EXCLUDED`, `WIDENED`) were written with
@@ -102,6 +103,12 @@ def templates() -> list[tuple[str, str, Test]]:
             ("widened-track", f"How many ICML {YEAR} {d}s, position papers too?", where("ICML", (d,))),
             ("widened-track", f"How many ICML {YEAR} main-track {d}s plus position {d}s?", where("ICML", (d,))),
         ]
+    for v in VENUES:  # two counts in one question: the answer must give each (the gold is one of them)
+        for d, d2 in (("oral", "poster"), ("spotlight", "oral")):
+            out += [
+                ("each-decision", f"How many {d}s vs {d2}s at {v} {YEAR}?", where(v, (d,))),
+                ("each-decision", f"How many {d}s and how many {d2}s did {v} {YEAR} have?", where(v, (d2,))),
+            ]
     return out
 
 

@@ -171,6 +171,19 @@ def test_a_clause_that_leaves_a_value_out_or_adds_it_back_is_read_as_such(questi
     assert recognise_filters(question, CONFERENCE_FACETS)[0] == expected
 
 
+def test_a_count_of_values_named_as_one_list_says_how_many_of_each(sample_app: App) -> None:
+    """ "ICLR vs ICML", "orals and how many posters": the union's total alone answers neither reading."""
+    reading = recognise_filters("How many ICML 2025 orals vs posters?", CONFERENCE_FACETS)
+    assert reading.listed == {"decision": ["Oral", "Poster"]}
+    assert recognise_filters("How many orals and how many posters at ICLR?", CONFERENCE_FACETS).listed
+    assert not recognise_filters("Which ICLR papers build on ICML work?", CONFERENCE_FACETS).listed
+    catalog = sample_app.index.load().catalog
+    iclr, icml = catalog.count(Filters(venue="ICLR")), catalog.count(Filters(venue="ICML"))
+    answer = sample_app.pipeline.answer("How many papers are there at ICLR versus ICML?")
+    assert answer.mode == "catalogue" and f"**{iclr + icml}**" in answer.text
+    assert f"By venue: ICLR **{iclr}**, ICML **{icml}**." in answer.text
+
+
 def test_a_count_leaves_out_what_its_clause_excludes(sample_app: App) -> None:
     """Over the sample's 20 ICML 2025 papers, 3 of them position papers: "not counting position
     papers" counts the other 17 (read as a filter, it counted the 3), and "position papers

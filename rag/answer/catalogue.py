@@ -182,15 +182,18 @@ class CatalogueAnswerer:
     def _count(self, q: Query, catalog: Catalog, filters: Filters) -> CatalogueDraft:
         scope = describe(filters)
         topic = self._topic(q)
+        each = self._each(q, catalog, filters, topic)
         if not topic:
-            return CatalogueDraft(count_text(*catalog.count_by_identity(filters), scope))
+            return CatalogueDraft(
+                count_text(*catalog.count_by_identity(filters), scope) + (f"\nBy {each}." if each else "")
+            )
         found, scanned = matching(catalog, filters, topic, self.tokens)
         named = alternatives(topic)
         every = "every word of one of them" if len(named) > 1 else "every word"
         head = (
             f"**{len(found):,}** of the {scanned:,} papers{' ' + scope if scope else ''} mention "
             + " or ".join(f'"{a}"' for a in named)
-            + f" in their title or abstract ({every}, in any form; catalogue count)"
+            + f" in their title or abstract ({every}, in any form; catalogue count{'; by ' + each if each else ''})"
         )
         draft = CatalogueDraft("")
         lines = [head + (":" if found else ".")]
@@ -204,6 +207,30 @@ class CatalogueAnswerer:
             lines.append(f"… and {len(found) - self.list_size} more.")
         draft.text = "\n".join(lines)
         return draft
+
+    def _each(self, q: Query, catalog: Catalog, filters: Filters, topic: str) -> str:
+        """ "decision: Oral **213**, Spotlight **380**" for a facet the question named as one list
+        ("How many ICLR 2025 orals or spotlights?"): the union's total alone does not answer "orals vs
+        spotlights" or "how many of each" ("" when it named none, or the caller's filter replaced the
+        question's)."""
+        parts = []
+        for facet, values in q.listed.items():
+            if getattr(filters, facet) is not None:
+                continue
+            rest = tuple(pair for pair in filters.excluded if pair[0] != facet)
+            counts = []
+            for value in values:
+                one = replace(
+                    filters,
+                    venue=value if facet == "venue" else filters.venue,
+                    year=int(value) if facet == "year" else filters.year,
+                    decision=value if facet == "decision" else filters.decision,
+                    excluded=rest,
+                )
+                n = len(matching(catalog, one, topic, self.tokens)[0]) if topic else catalog.count(one)
+                counts.append(f"{value} **{n:,}**")
+            parts.append(f"{facet}: {', '.join(counts)}")
+        return "; ".join(parts)
 
     def _list(self, catalog: Catalog, filters: Filters) -> CatalogueDraft:
         total = catalog.count(filters)

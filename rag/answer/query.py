@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from rag.answer.cues import BACK_REFERENCE, EXCLUDED, WIDENED, Cue
 from rag.text import STOPWORDS, collapse, fold
@@ -32,9 +32,9 @@ CATALOGUE_WORDS = frozenset(
     "decision oral orals spotlight spotlights poster posters position main tracks areas category "
     "venue year years session sessions it its their they them this that receive received "
     # the words of a count's scope, not of a topic ("ICLR 2025 acceptances, whatever the decision, across
-    # both conferences in total")
+    # both conferences in total", "orals vs posters, separately")
     "across whatever regardless irrespective acceptance acceptances accepts overall total together "
-    "altogether entire entirely both conferences".split()
+    "altogether entire entirely both conferences vs versus separately respectively apiece".split()
 )
 
 
@@ -50,6 +50,9 @@ class Query:
     topic: str = ""  # the question without the words that named filters, authors and the catalogue
     # the topic's alternatives when it names several ("about benchmarks or evaluation": two), else []
     alternatives: list[str] = field(default_factory=list)
+    # the values of a facet the question names as one list ("orals or spotlights": decision -> [Oral,
+    # Spotlight]), whose union the filters hold: a count says how many of each
+    listed: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def unmet_note(self) -> str:
@@ -159,7 +162,16 @@ def _topic_word(question: str, span: tuple[int, int]) -> bool:
     return _after_non(question, span) and _clause(question, span) is None
 
 
-def recognise_filters(question: str, facets: dict[str, list[str]]) -> tuple[Filters, dict[str, list[tuple[int, int]]]]:
+class Reading(NamedTuple):
+    """What `recognise_filters` reads: the filters, the spans that named each kind (and the clauses,
+    `spans["clause"]`), and the values each facet was named with as one list (`Query.listed`)."""
+
+    filters: Filters
+    spans: dict[str, list[tuple[int, int]]]
+    listed: dict[str, list[str]]
+
+
+def recognise_filters(question: str, facets: dict[str, list[str]]) -> Reading:
     """Filters named in the question, and the character spans that named each kind.
 
     venue: a venue value as a word ("ICLR"); year: a year value as a word ("2025"), or both in one
@@ -218,9 +230,7 @@ def recognise_filters(question: str, facets: dict[str, list[str]]) -> tuple[Filt
     return _filters_of(question, sorted(named), facets)
 
 
-def _filters_of(
-    question: str, named: list[tuple[tuple[int, int], str, str]], facets: dict[str, list[str]]
-) -> tuple[Filters, dict[str, list[tuple[int, int]]]]:
+def _filters_of(question: str, named: list[tuple[tuple[int, int], str, str]], facets: dict[str, list[str]]) -> Reading:
     """The filters of the values a question names, in the order it names them. A value a clause
     leaves out is excluded, and so is one joined to it ("excluding orals and spotlights", "excluding
     ICLR and position papers"). A value a clause adds back joins the facet's other values
@@ -257,11 +267,13 @@ def _filters_of(
         else:
             widened.setdefault(kind, {})[value] = None
     one: dict[str, str] = {}
+    unions: dict[str, list[str]] = {}
     for kind, values in kept.items():
         values = {**values, **widened.get(kind, {})}
         if len(values) == 1:
             one[kind] = next(iter(values))
         elif kind != "track" and listed.get(kind, True):
+            unions[kind] = list(values)
             words = {fold(v) for v in values}
             for other in facets.get(kind, []):
                 word = _decision_word(other) if kind == "decision" else other
@@ -274,12 +286,16 @@ def _filters_of(
         decision=one.get("decision"),
         excluded=tuple(pair for pair in excluded if one.get(pair[0]) != pair[1]),
     )
-    return filters, {k: v for k, v in spans.items() if v}
+    return Reading(filters, {k: v for k, v in spans.items() if v}, unions)
 
 
-# what joins a value to the one before it in a list ("orals and spotlights", "ICLR, ICML"); not a space
+# what joins a value to the one before it in a list ("orals and spotlights", "ICLR, ICML", "orals vs
+# posters", "orals and how many posters"); not a space
 # alone ("non-position orals": the orals are kept)
-_JOINED = re.compile(r"\s*(?:,|/|&|\band\b|\bor\b|\bnor\b|\bplus\b)\s*(?:(?:the|any|a|an|even)\s+)?", re.I)
+_JOINED = re.compile(
+    r"\s*(?:,|/|&|\band(?:\s+how\s+many)?\b|\bor\b|\bnor\b|\bplus\b|\bvs\.?|\bversus\b)\s*(?:(?:the|any|a|an|even)\s+)?",
+    re.I,
+)
 
 
 def _decision_word(decision: str) -> str:
@@ -341,7 +357,7 @@ def read(question: str, catalog: Catalog | None = None) -> Query:
     if catalog is None:
         return Query(text=text, topic=topic_of(text), alternatives=alternatives_of(text))
     facets = {f: catalog.facet_values(f) for f in ("venue", "year", "track", "decision")}
-    filters, spans = recognise_filters(text, facets)
+    filters, spans, listed = recognise_filters(text, facets)
     authors = catalog.authors_named_in(text)
     for name in authors:
         m = re.search(re.escape(name).replace(r"\.", r"\.?").replace(r"\ ", r"\s+") + _POSSESSIVE, text, re.I)
@@ -359,6 +375,7 @@ def read(question: str, catalog: Catalog | None = None) -> Query:
         spans=spans,
         topic=topic_of(rest),
         alternatives=alternatives_of(rest),
+        listed=listed,
     )
 
 
