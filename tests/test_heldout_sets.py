@@ -28,6 +28,8 @@ KINDS = {
     "follow-up",
     "topic-switch",
     "title-only",
+    "catalogue-clause",  # conf_clauses.jsonl: counts whose clause leaves a value out or adds one back
+    "catalogue-plain",  # and its plain controls
 }
 FILES = sorted(HELDOUT.glob("*.jsonl"))
 
