@@ -233,6 +233,7 @@ def inproc(home: str, queries_file: str) -> None:
     cases: list[tuple[str, str, Filters]] = [(m, m, Filters()) for m in ("keyword", "dense", "hybrid")]
     cases += [
         ("hybrid+venue", "hybrid", Filters(venue=spec["venue"])),
+        ("hybrid+not-venue", "hybrid", Filters(excluded=(("venue", spec["venue"]),))),
         ("hybrid+year", "hybrid", Filters(year=spec["year"])),
         ("hybrid+author", "hybrid", Filters(author=spec["author"])),
     ]
