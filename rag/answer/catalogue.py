@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any
 
 from rag.answer.cite import field_value
 from rag.answer.compose import name_of
@@ -220,13 +221,8 @@ class CatalogueAnswerer:
             rest = tuple(pair for pair in filters.excluded if pair[0] != facet)
             counts = []
             for value in values:
-                one = replace(
-                    filters,
-                    venue=value if facet == "venue" else filters.venue,
-                    year=int(value) if facet == "year" else filters.year,
-                    decision=value if facet == "decision" else filters.decision,
-                    excluded=rest,
-                )
+                named: dict[str, Any] = {facet: int(value) if facet == "year" else value}
+                one = replace(filters, **named, excluded=rest)
                 n = len(matching(catalog, one, topic, self.tokens)[0]) if topic else catalog.count(one)
                 counts.append(f"{value} **{n:,}**")
             parts.append(f"{facet}: {', '.join(counts)}")
