@@ -53,12 +53,13 @@ SOURCES = (
     Source("sample-written", "sample", HELDOUT / "sample_w7.jsonl"),
     # writers 8-10, 27-30 and 31-32 wrote validation questions (27-32 about validation papers), 11-13 and
     # 23-26 test ones (23-26 about test papers), 14 both, 15-22 train ones about train papers; 33-34
-    # (validation) and 35-36 (train) questions about many papers: synthesis, lists, the catalogue
+    # (validation) and 35-36 (train) questions about many papers: synthesis, lists, the catalogue;
+    # 37-40 (session 35) test questions about test papers, a test never read question by question
     # (datasets/heldout/BRIEF.md)
     Source("sample-written-w14", "sample", HELDOUT / "sample_w14.jsonl"),
     *(
         Source(f"conf-written-w{n}", "conf", HELDOUT / f"conf_w{n}.jsonl")
-        for n in (*range(1, 7), *range(8, 14), *range(15, 37))
+        for n in (*range(1, 7), *range(8, 14), *range(15, 41))
     ),
     Source("conf-mechanical", "conf", GENERATED / "conf_mechanical.jsonl"),
     # counts whose clause leaves a facet value out or adds one back ("ICML 2025 orals, not counting
