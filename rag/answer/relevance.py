@@ -504,8 +504,8 @@ class Relevance:
         The third hand rule in front of the model's answer, beside `unknown_names` and
         `unheld_detail`; its bounds were chosen on the train split and it is kept by a validation
         figure (docs/benchmarks.md, session 25; the method's half, session 26; the lead with an
-        abstract, session 27; switched off in session 35, validation had 65 wrong decisions more and
-        one fewer)."""
+        abstract, session 27; switched off in session 35, validation had 66 wrong decisions more and
+        one right one: an answerable question it had declined)."""
         at = next((i for i, p in enumerate(cited) if p.abstract), None)
         if len(question.split()) > SETTING_WORDS or not self.check_names or at is None:
             return None
