@@ -444,9 +444,9 @@ def test_a_count_that_mixes_listed_and_idless_papers_says_which_is_which() -> No
 
 
 def test_a_paper_kept_alone_is_quoted_at_more_length_than_one_of_several(sample_app: App) -> None:
-    """One kept paper gets `alone` sentences (the fact a "how" question asks for is often its third
-    best: writers' validation facts stated 0.89 -> 0.97 with three); with several kept the lead
-    gets `lead` and the others `per_paper`. Quotes stay verbatim sentences of their own abstract."""
+    """One kept paper gets `alone` sentences, or `alone_method` when the question asks how (its
+    mechanism is often the scorer's fourth sentence); with several kept the lead gets `lead` and the
+    others `per_paper`. Quotes stay verbatim sentences of their own abstract."""
     question = "How do sparse autoencoders find features in protein language models?"
     hits = sample_app.search(question, k=3).hits
     papers = sample_app.pipeline.relevance.assess(question, hits).papers
@@ -457,8 +457,10 @@ def test_a_paper_kept_alone_is_quoted_at_more_length_than_one_of_several(sample_
         return [line[3:-1] for line in text.splitlines() if line.startswith('- "')]
 
     alone = quotes(extractive.compose(question, [(1, papers[0])], weights).text)
-    assert len(alone) == extractive.alone == 3
+    assert len(alone) == extractive.alone_method == 4
     assert all(q in papers[0].sentences for q in alone)
+    which = "Which paper finds features in protein language models with sparse autoencoders?"
+    assert len(quotes(extractive.compose(which, [(1, papers[0])], weights).text)) == extractive.alone == 3
     several = extractive.compose(question, [(1, papers[0]), (2, papers[1])], weights).text
     lead, other = several.split("\n\n**")[1:3]
     assert len(quotes(lead)) == extractive.lead == 2 and len(quotes(other)) == extractive.per_paper
