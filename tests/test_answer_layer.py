@@ -482,6 +482,8 @@ def test_a_setting_the_leading_paper_does_not_name_is_not_answered(sample_app: A
     assert unheld(f"{method} applied to power grid networks?", paper) == "power grid networks"
     assert unheld(f"{method} applied to text-to-image diffusion models?", paper) is None
     assert unheld(f"{method} evaluated on image generators?", paper) is None  # close in meaning
+    # "diffusion models" held, "audio" not: the rarer word weighs more, so less than 0.60 of the setting is held
+    assert unheld(f"{method} applied to audio diffusion models?", paper) == "audio diffusion models"
     assert unheld("Which papers apply unlearning to power grid networks?", paper) is None
     short = "Is there work on concept unlearning with sparse autoencoders for power grid networks?"
     assert unheld(short, paper) == "power grid networks"
