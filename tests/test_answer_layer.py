@@ -23,6 +23,7 @@ from rag.answer.cues import (
     REPORTED_VALUE,
     ROLES,
     SETTING_LAST,
+    WHICH,
     WIDENED,
 )
 from rag.answer.pipeline import merge_filters
@@ -39,7 +40,7 @@ from tests.fakes import corpus, pipeline
 
 def test_every_cue_matches_the_examples_it_is_written_for() -> None:
     """The answer layer's hand rules are data: each cue carries the sentences it is written for."""
-    rules = (ASKED_FOR, QUANTITY, REPORTED_VALUE, COMPARATIVE, APPLIED_TO, SETTING_LAST)
+    rules = (ASKED_FOR, QUANTITY, REPORTED_VALUE, COMPARATIVE, APPLIED_TO, SETTING_LAST, WHICH)
     for cue in (*ROLES, *ASKS, MANY, BACK_REFERENCE, NEW_SEARCH, *rules, *EXCLUDED, *WIDENED):
         assert cue.examples, cue.name
         for example in cue.examples:

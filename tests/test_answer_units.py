@@ -654,3 +654,76 @@ def test_the_share_is_chosen_by_recall_weighted_f_when_the_right_paper_is_often_
     assert figures["recall"] == 1.0 and figures["precision"] == 0.5
     alone, _ = choose_share(first, identity, keep=0.75)  # the right paper is always the first
     assert alone == 1.0
+
+
+def test_a_detail_asked_by_kind_that_the_named_paper_never_names_is_abstained_on() -> None:
+    """A question that names its paper and asks which pretrained model it uses, or a training
+    setting, is not answered when that paper's abstract names no model the question does not
+    (a family or a name with a digit) or never writes the setting; an abstract that names one,
+    a model asked as a measure ("model size"), a category ("what kind of model") or a sort often
+    answered by a type ("generative model", "encoder"), and a count ("how many models") are left
+    to the other checks."""
+    papers = [
+        paper(
+            "c",
+            "ChartFuse: Mixture Connectors for Charts",
+            "A",
+            "We propose ChartFuse, a multimodal LLM with a "
+            "mixture-of-experts connector, trained in three stages. ChartFuse reaches 84.6% on ChartQA.",
+        ),
+        paper(
+            "t",
+            "TuneKit: Cheap Instruction Tuning",
+            "B",
+            "We present TuneKit. We fine-tune Llama-3-8B with a learning rate of 1e-4 and gain 7 points on MT-Bench.",
+        ),
+        paper(
+            "f",
+            "PyFam: Quantised Fine-Tuning",
+            "C",
+            "We propose PyFam. Experiments on Pythia, Qwen and Llama models of different sizes show gains of 3 points.",
+        ),
+        paper(
+            "s",
+            "ScoreSel: Speculative Coreset Selection",
+            "D",
+            "We propose ScoreSel, which scores data with a "
+            "small model for a target LLM such as Llama-2-13B, saving 60% of the selection time.",
+        ),
+        paper(
+            "m",
+            "MaskPre: Masked Pretraining at Scale",
+            "E",
+            "We propose MaskPre: we mask 75% of the patches and pretrain for 800 epochs, reaching 86.1% on ImageNet.",
+        ),
+    ]
+    pipe, retriever = pipeline(papers, abstain_threshold=0.0)  # the model would answer anything: only rules abstain
+    unnamed = pipe.answer("Which base LLM does ChartFuse build its connector on?")
+    assert unnamed.abstained and unnamed.citations == []
+    assert "ChartFuse" in unnamed.text and "which base LLM" in unnamed.text
+    said = pipe.answer("Which base LLM does ScoreSel use to score data when the target LLM is Llama-2-13B?")
+    assert said.abstained and "which base LLM" in said.text  # the network the question names is not the answer
+    setting = pipe.answer(
+        "What batch size and learning rate were used to train the ChartFuse connector in three stages?"
+    )
+    assert setting.abstained and "the batch size or the learning rate" in setting.text
+
+    def kind(question: str) -> object:
+        return pipe.relevance.unnamed_kind(question, retriever.search(question, 5).hits)
+
+    for left in (
+        "Which base LLM does TuneKit fine-tune?",  # "Llama-3-8B": a name with a digit
+        "Which LLM families did the PyFam authors run experiments with?",  # families without a digit
+        "What learning rate does TuneKit use?",
+        "What masking ratio does MaskPre use?",  # "we mask 75% of the patches" gives it
+        "How many epochs is MaskPre pretrained for?",
+        "What kind of model is ChartFuse?",  # a category, not an instance
+        "What model size does ChartFuse train?",  # a measure of the model
+        "How many models does ChartFuse combine?",  # a count
+        "Which model does ChartFuse use?",  # "model" alone may be any model, not a network
+        "Which parts of the base LLM does ChartFuse tune?",  # the parts are asked, not the LLM
+        "Which generative model does ChartFuse train?",  # a model of a sort often answered by its type
+        "Which chart backbone encoder does ChartFuse use?",  # a backbone or encoder may be a type too
+        "What LLM size does ChartFuse use?",  # the head is the size
+    ):
+        assert kind(left) is None, left

@@ -25,6 +25,8 @@ fitted thresholds applies; `BACK_REFERENCE` says when a question is condensed wi
   MENTOR use?"), which `Relevance.unstated_value` looks for next to the words it is asked of.
 - EXCLUDED, WIDENED: a filter's value that a clause leaves out ("not counting position papers") or
   adds back ("counting the position track too"), read as an exclusion or as no filter at all.
+- MODEL_KINDS, MODEL_FAMILIES, TRAINING_SETTINGS: a detail asked by kind (a base model, a learning
+  rate), which `Relevance.unnamed_kind` looks for, as an instance, in the paper a question names.
 - ASKED_FOR, REPORTED_VALUE, COMPARATIVE: the detail a question asks for ("How many GPU hours …",
   "Which LLM does …"), which `Relevance.unheld_detail` looks for in the paper the question names,
   whether it is a value the paper reports, and a comparison any number may answer
@@ -280,6 +282,53 @@ MEASURES = frozenset(
     "error latency speedup speed-up throughput epochs steps auroc auc f1 bleu rouge rouge-l mae rmse mse fid "
     "top-1 top-5 pass@1 pass@k complexity beta budget memory cost".split()
 )
+# A detail asked by kind, which a named paper answers only by naming an instance of it
+# (`Relevance.unnamed_kind`): a pretrained model ("Which base LLM …", "Which foundation model …")
+# or a training setting ("What learning rate …"). `MODEL_KINDS` ask for one alone; "model" does
+# after a word of `PRETRAINED` ("base model", "8B instruct model"), not after another ("generative
+# model", "surrogate model", "world model": often answered by a type, "a Gaussian process"). A
+# backbone or an encoder may be a type too ("a transformer", "a GNN"), so neither is read. "What
+# kind of model" asks for a category, not an instance.
+WHICH = _cue(
+    "which",
+    _OPENING + r"(?:on\s+average\s+)?(?:what|which)\b",
+    "Which base LLM does ChartMoE build its connector on?",
+    "And what foundation model does PlanSearch run on?",
+)
+MODEL_KINDS = frozenset("llm llms lm lms vlm vlms mllm mllms".split())
+MODEL_WORDS = frozenset("model models".split())
+PRETRAINED = frozenset(
+    "base foundation language pretrained pre-trained instruct instruction-tuned chat open-source open-weight "
+    "proprietary closed-source frontier teacher judge multimodal vision-language".split()
+)
+KIND_OF = frozenset("kind kinds type types sort sorts".split())
+# Families of pretrained networks, as abstracts name them: a name with a digit ("GPT-4o",
+# "Llama-3-8B", "ResNet-50") is one whatever its family; these are the families often named
+# without one ("Pythia, Qwen and Llama models", "Claude 3.5 Sonnet", "OPT").
+MODEL_FAMILIES = tuple(
+    "GPT ChatGPT Claude Gemini Gemma PaLM Bard LLaMA Llama Vicuna Alpaca Mistral Mixtral "
+    "Qwen Phi DeepSeek Falcon BLOOM OPT Pythia OLMo Zephyr Tulu Orca Nemotron Granite Yi Baichuan ChatGLM GLM "
+    "InternLM InternVL MiniCPM LLaVA BLIP Flamingo Idefics Fuyu Kosmos Molmo Pixtral Chameleon Emu CogVLM "
+    "T5 BERT RoBERTa DeBERTa ELECTRA XLNet StarCoder CodeLlama CodeT5 Codex Galactica Chinchilla Gopher "
+    "Mamba RWKV Jamba Grok CLIP SigLIP DINO DINOv2 ViT DeiT ResNet ConvNeXt Swin EfficientNet VGG SAM UNet "
+    "U-Net DiT SDXL Stable-Diffusion Imagen DALL-E PixArt FLUX Whisper wav2vec HuBERT ESM AlphaFold "
+    "GCN GAT GIN GraphSAGE".split()
+) + ("Stable Diffusion",)
+# Training settings asked of a paper ("What batch size and learning rate were used …?"), each with
+# what an abstract that states it must hold: the setting's own head word, or a way of writing it
+# ("lr", "step size"; "mask" for a masking ratio, which "we mask 75% of patches" gives).
+TRAINING_SETTINGS = (
+    (r"learning[- ]rates?", r"learning[- ]rates?|lr|step[- ]sizes?"),
+    (r"batch[- ]sizes?", r"batch\w*"),
+    (r"epochs?", r"epochs?"),
+    (r"warm-?up(?:\s+steps)?", r"warm-?up"),
+    (r"weight[- ]decay", r"weight[- ]decay"),
+    (r"dropout(?:\s+rates?)?", r"dropout"),
+    (r"(?:lora|adapter)\s+ranks?", r"\w*rank\w*"),
+    (r"beta|β", r"beta|β"),
+    (r"mask(?:ing)?\s+(?:ratio|rate)s?", r"mask\w*"),
+)
+
 # A yes/no question whether a method was carried to a setting ("Has graph domain adaptation been
 # applied to power grid networks?"): the setting is the part after the participle, which
 # `Relevance.unheld_setting` looks for in the paper an answer would lead with.

@@ -8,13 +8,14 @@ Offline (no LLM, the default):
 3. search (rag.search.retrieve) with the filters the question named applied, then one calibrated
    relevance model (rag.answer.relevance) gives each found paper the probability that it answers;
    below `abstain` for all of them, the answer is "the collection does not say"; papers below
-   `keep` are left out. Before it, three rules that a
+   `keep` are left out. Before it, four rules that a
    validation figure keeps: a coined name the question asks about that no paper of the collection
    mentions is a question the collection cannot answer (`Relevance.unknown_names`), and so is a
    detail asked of the paper the question names that its abstract does not mention
-   (`Relevance.unheld_detail`: "What AUROC does BoxLM reach on MIMIC-IV?") and a number asked of
-   it that no sentence sharing the question's words states (`Relevance.unstated_value`: "How many
-   experts does MENTOR use?");
+   (`Relevance.unheld_detail`: "What AUROC does BoxLM reach on MIMIC-IV?"), a network or training
+   setting asked of it that it names no instance of (`Relevance.unnamed_kind`: "Which base LLM does
+   ChartMoE build on?") and a number asked of it that no sentence sharing the question's words
+   states (`Relevance.unstated_value`: "How many experts does MENTOR use?");
 4. the kept papers lead in the search's order, each with the sentences that answer this question
    (rag.answer.sentences, rag.answer.compose); when the question named filters, the papers come
    from a search of its other words among the filtered ones (`_topical`), and when those words
@@ -416,7 +417,9 @@ class AnswerPipeline:
                 "(spelt otherwise in the papers? ask with their spelling)."
             )
             self._abstain(result, text, f"no paper of the collection mentions {names}", q, on_token)
-        elif not q.spans and (unheld := self.relevance.unheld_detail(question, hits)):  # no filter named
+        elif not q.spans and (  # no filter named
+            unheld := self.relevance.unheld_detail(question, hits) or self.relevance.unnamed_kind(question, hits)
+        ):
             paper, detail = unheld
             where = (
                 f"the abstract of “{paper.display_title}”"
