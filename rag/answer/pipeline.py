@@ -12,10 +12,10 @@ Offline (no LLM, the default):
    validation figure keeps: a coined name the question asks about that no paper of the collection
    mentions is a question the collection cannot answer (`Relevance.unknown_names`), and so is a
    detail asked of the paper the question names that its abstract does not mention
-   (`Relevance.unheld_detail`: "What AUROC does BoxLM reach on MIMIC-IV?"), a network or training
-   setting asked of it that it names no instance of (`Relevance.unnamed_kind`: "Which base LLM does
-   ChartMoE build on?") and a number asked of it that no sentence sharing the question's words
-   states (`Relevance.unstated_value`: "How many experts does MENTOR use?");
+   (`Relevance.unheld_detail`: "What AUROC does BoxLM reach on MIMIC-IV?"), a pretrained model or
+   training setting asked of it that it names no instance of (`Relevance.unnamed_kind`: "Which base
+   LLM does ChartMoE build on?") and a number asked of it that no sentence sharing the question's
+   words states (`Relevance.unstated_value`: "How many experts does MENTOR use?");
 4. the kept papers lead in the search's order, each with the sentences that answer this question
    (rag.answer.sentences, rag.answer.compose); when the question named filters, the papers come
    from a search of its other words among the filtered ones (`_topical`), and when those words

@@ -451,7 +451,7 @@ class Relevance:
         paper that matches the question closely, is sure of them.
 
         Two kinds, read from the detail `ASKED_VALUE` or `ASKED_FOR` finds:
-        - a pretrained network (`_asks_model`), named by a family of `MODEL_FAMILIES` or a name
+        - a pretrained model (`_asks_model`), named by a family of `MODEL_FAMILIES` or a name
           with a digit ("Qwen2-7B-Instruct", "ResNet-50"), not one the question says ("the
           target LLM is Llama-2-13B");
         - a training setting of `TRAINING_SETTINGS`, held when the abstract writes it or its
