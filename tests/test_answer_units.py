@@ -727,3 +727,78 @@ def test_a_detail_asked_by_kind_that_the_named_paper_never_names_is_abstained_on
         "What LLM size does ChartFuse use?",  # the head is the size
     ):
         assert kind(left) is None, left
+
+
+def test_a_second_name_the_named_paper_never_writes_is_abstained_on() -> None:
+    """A question that names its paper by a coined name and also a benchmark, model, machine or
+    place is not answered when that paper's abstract writes the second name in no form; one it
+    writes in another case, hyphenation, as its first part, spelled out or as an acronym, the
+    name of another paper found, a paper only described, and a common word are left to the
+    model."""
+    papers = [
+        paper(
+            "e",
+            "EditNet: Locate-then-Edit for Language Models",
+            "A",
+            "We propose EditNet, a knowledge editor: editing with EditNet works well. On GPT-J and LLaMA3 "
+            "(8B), EditNet edits 3,000 facts with 36.7% higher efficacy, tested on the StarCraft "
+            "Multi-Agent Challenge and ImageNet-1K.",
+        ),
+        paper(
+            "g",
+            "GuardNet: Reasoning Guardrails",
+            "B",
+            "We propose GuardNet, which beats LlamaGuard by 30% on jailbreak prompts; it runs on an H100 GPU "
+            "or a 3090 card, and guards agents on SMAC, Faster R-CNN detectors and Markov games. Its GEMM "
+            "kernels match FlashAttention-3, its solver reaches a KKT-stationary point, it builds on "
+            "Retentive Networks and it was tested on single-cell RNA data.",
+        ),
+        paper("h", "HelperKV: Cache Eviction", "C", "HelperKV evicts KV cache entries."),
+        paper("m", "Solvers Compared", "D", "We compare Gurobi with SCIP."),
+        paper("k", "Image Editing", "E", "Editing images is hard work."),
+        paper("w", "Video Editing", "F", "Editing videos is hard work."),
+    ]
+    # a collection large enough that a name in one paper is rare, and "Data" in every one is not
+    papers += [
+        paper(f"x{i}", f"Filler Study {i}", "Z", f"We study topic {i} with Data from the Web.") for i in range(300)
+    ]
+    papers += [paper(f"l{i}", f"Prompt Study {i}", "Y", f"We prompt Mistral-7B on task {i}.") for i in range(10)]
+    pipe, retriever = pipeline(papers, abstain_threshold=0.0)  # the model would answer anything: only rules abstain
+    missing = pipe.answer("How well does EditNet work when editing Mistral-7B?")
+    assert missing.abstained and missing.citations == []
+    assert "EditNet" in missing.text and "Mistral-7B" in missing.text
+    rare = pipe.answer("How much faster is GuardNet than Gurobi?")  # "Gurobi" is rare: a proper name
+    assert rare.abstained and "Gurobi" in rare.text
+
+    def name(question: str) -> object:
+        return pipe.relevance.unheld_name(question, retriever.search(question, 5).hits)
+
+    # a name the next papers use too is their topic, not the first paper's name
+    gui = [Paper(id=f"g{i}", title=f"Agent {i}", abstract=f"Our GUI agent {i} grounds GUI elements.") for i in range(3)]
+    shared = "How many samples does WebPile have, and does it help GUI grounding?"
+    assert pipe.relevance.unheld_name(shared, [Hit(p, 1.0) for p in gui]) is None
+    alone = [Hit(gui[0], 1.0), Hit(papers[2], 0.5), Hit(papers[3], 0.4)]
+    assert pipe.relevance.unheld_name(shared, alone) is not None  # "WebPile", as the question gives the GUI paper
+
+    for left in (
+        "How well does EditNet work when editing GPT-J?",  # as written
+        "How does EditNet do on Llama 3?",  # other spacing and case: "LLaMA3"
+        "What does EditNet reach on SMAC?",  # the acronym of a name spelled out
+        "What accuracy does EditNet get on ImageNet?",  # the first part of "ImageNet-1K"
+        "What accuracy does EditNet get on imagenet1k?",  # squashed, lower case
+        "How much better is GuardNet than LlamaGuard-style guards?",  # a compound's name part
+        "Is GuardNet faster on an H100?",
+        "Is GuardNet fast on an RTX 3090?",  # the model number the text writes
+        "Was GuardNet tested on the StarCraft Multi-Agent Challenge?",  # spelled out, the text's acronym
+        "Does GuardNet protect Faster RCNN detectors?",  # "R-CNN" joined
+        "Does GuardNet handle Markovian games?",  # a word of the family of "Markov"
+        "How fast are GuardNet's GEMMs?",  # an acronym's plural
+        "Is GuardNet faster than FA3?",  # the capitals and digits of "FlashAttention-3"
+        "Does GuardNet reach a Karush-Kuhn-Tucker point?",  # its acronym joined to another word
+        "Does GuardNet build on RetNet?",  # a blend of "Retentive Networks"
+        "Was GuardNet tested on scRNA data?",  # a lower-case prefix varying "RNA"
+        "How does GuardNet compare with HelperKV?",  # another paper found, named beside the first
+        "How do reasoning guardrails fare on Mistral-7B?",  # the paper described by its title, not named
+        "How does EditNet handle Data from the Web?",  # common capitalised words, no proper name
+    ):
+        assert name(left) is None, left

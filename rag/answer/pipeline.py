@@ -8,21 +8,23 @@ Offline (no LLM, the default):
 3. search (rag.search.retrieve) with the filters the question named applied, then one calibrated
    relevance model (rag.answer.relevance) gives each found paper the probability that it answers;
    below `abstain` for all of them, the answer is "the collection does not say"; papers below
-   `keep` are left out. Before it, four rules that a
+   `keep` are left out. Before it, five rules that a
    validation figure keeps: a coined name the question asks about that no paper of the collection
    mentions is a question the collection cannot answer (`Relevance.unknown_names`), and so is a
    detail asked of the paper the question names that its abstract does not mention
    (`Relevance.unheld_detail`: "What AUROC does BoxLM reach on MIMIC-IV?"), a pretrained model or
    training setting asked of it that it names no instance of (`Relevance.unnamed_kind`: "Which base
-   LLM does ChartMoE build on?") and a number asked of it that no sentence sharing the question's
-   words states (`Relevance.unstated_value`: "How many experts does MENTOR use?");
+   LLM does ChartMoE build on?"), a second name the question gives that its abstract writes in no
+   form (`Relevance.unheld_name`: "How well does AlphaEdit work when editing Mistral-7B?") and a
+   number asked of it that no sentence sharing the question's words states
+   (`Relevance.unstated_value`: "How many experts does MENTOR use?");
 4. the kept papers lead in the search's order, each with the sentences that answer this question
    (rag.answer.sentences, rag.answer.compose); when the question named filters, the papers come
    from a search of its other words among the filtered ones (`_topical`), and when those words
    hold a topic, that search decides whether to answer, against a threshold of its own. A yes/no
    question whether a method was carried to a setting is not answered when the leading paper does
    not mention the setting or the method (`Relevance.unheld_setting`: "Has graph domain adaptation
-   been applied to power grid networks?"), a fourth rule a validation figure keeps.
+   been applied to power grid networks?"), a sixth rule a validation figure keeps.
 
 With an LLM: search, then the model reads the numbered sources and decides for itself, abstaining
 with a sentinel when they do not answer. No rule stands between the search and the model beyond
@@ -418,7 +420,9 @@ class AnswerPipeline:
             )
             self._abstain(result, text, f"no paper of the collection mentions {names}", q, on_token)
         elif not q.spans and (  # no filter named
-            unheld := self.relevance.unheld_detail(question, hits) or self.relevance.unnamed_kind(question, hits)
+            unheld := self.relevance.unheld_detail(question, hits)
+            or self.relevance.unnamed_kind(question, hits)
+            or self.relevance.unheld_name(question, hits)
         ):
             paper, detail = unheld
             where = (
