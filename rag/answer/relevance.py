@@ -491,7 +491,7 @@ class Relevance:
 
     def unheld_name(self, question: str, hits: Sequence[Hit]) -> tuple[Paper, str] | None:
         """The paper the question names by one of its coined names and a second name the question
-        gives, when neither that paper nor those naming it hold the second name in any form: "How
+        gives, when that paper's title and abstract hold the second name in no form: "How
         well does AlphaEdit work when editing Mistral-7B?" of an AlphaEdit whose abstract names
         GPT-J and LLaMA3, or "What accuracy does ReKnoS get on WebQSP?" of one that never says
         WebQSP. The second name is a benchmark, model, machine or metric the collection knows from
@@ -1031,18 +1031,16 @@ def _holds(other: _OtherName, text: str) -> bool:
     "GPT-4", "R2-Guard" of "$R^2$-Guard"), by its first hyphen part of three letters or more
     ("ImageNet" for "ImageNet-1K"), spelled out or as an acronym, or by one of its other forms
     (`_OtherName`) or as a blend of the text's words ("RetNet" of "Retentive Networks"); a plain
-    capitalised word by a word of its family too ("Markov" for "Markovian"). Reading a name too widely only lets an
-    answer through."""
+    capitalised word by a word of its family too ("Markov" for "Markovian"). Reading a name too
+    widely only lets an answer through."""
     name = other.name
     squashed = _squashed(name)
     if len(squashed) >= 5 and re.sub(r"(?<=[a-z]{4})s$", "", squashed) in _squashed(text):  # "HyperNetworks"
         return True
     spaced = _spaced(text)
     first = name.split("-")[0]
-    forms = {name, first} if _letters(first) >= 3 else {name}
+    forms = {name, *other.forms, *([first] if _letters(first) >= 3 else [])}
     if any(_spaced(form) in spaced for form in forms):
-        return True
-    if any(_spaced(form) in spaced for form in other.forms):
         return True
     words = {_squashed(word) for word in text.split()}
     if squashed in words:  # "RCNN" of "R-CNN", "GPT4" of "GPT-4."
