@@ -751,9 +751,10 @@ def test_a_second_name_the_named_paper_never_writes_is_abstained_on() -> None:
             "We propose GuardNet, which beats LlamaGuard by 30% on jailbreak prompts; it runs on an H100 GPU "
             "or a 3090 card, and guards agents on SMAC, Faster R-CNN detectors and Markov games. Its GEMM "
             "kernels match FlashAttention-3, its solver reaches a KKT-stationary point, it builds on "
-            "Retentive Networks and it was tested on single-cell RNA data.",
+            "Retentive Networks and it was tested on single-cell RNA data. It gains 3% AUROC on COCO and "
+            "the Stanford Car set and adapts QwenCoder-2.5.",
         ),
-        paper("h", "HelperKV: Cache Eviction", "C", "HelperKV evicts KV cache entries."),
+        paper("h", "HelperKV: Cache Eviction", "C", "HelperKV evicts KV cache entries on an A100."),
         paper("m", "Solvers Compared", "D", "We compare Gurobi with SCIP."),
         paper("k", "Image Editing", "E", "Editing images is hard work."),
         paper("w", "Video Editing", "F", "Editing videos is hard work."),
@@ -780,6 +781,14 @@ def test_a_second_name_the_named_paper_never_writes_is_abstained_on() -> None:
     alone = [Hit(gui[0], 1.0), Hit(papers[2], 0.5), Hit(papers[3], 0.4)]
     assert pipe.relevance.unheld_name(shared, alone) is not None  # "WebPile", as the question gives the GUI paper
 
+    machine = pipe.answer("Is GuardNet faster on an A100?")  # a machine, not a value like "7B"; it says H100
+    assert machine.abstained and "A100" in machine.text
+    # a next paper that mentions the second name does not name another paper: the first is still read
+    beside = [Hit(papers[0], 1.0), Hit(papers[-1], 0.5), Hit(papers[10], 0.4)]
+    assert "Mistral-7B" in str(
+        pipe.relevance.unheld_name("How well does EditNet work when editing Mistral-7B?", beside)
+    )
+
     for left in (
         "How well does EditNet work when editing GPT-J?",  # as written
         "How does EditNet do on Llama 3?",  # other spacing and case: "LLaMA3"
@@ -797,6 +806,11 @@ def test_a_second_name_the_named_paper_never_writes_is_abstained_on() -> None:
         "Does GuardNet reach a Karush-Kuhn-Tucker point?",  # its acronym joined to another word
         "Does GuardNet build on RetNet?",  # a blend of "Retentive Networks"
         "Was GuardNet tested on scRNA data?",  # a lower-case prefix varying "RNA"
+        "Is GuardNet fast on H100s?",  # a machine's plural
+        "Was GuardNet tested on Stanford Cars?",  # a plain word's plural
+        "What ROC gain does GuardNet get?",  # an acronym within a longer one: "AUROC"
+        "Was GuardNet tested on MS-COCO?",  # a hyphen part of four capitals
+        "Does GuardNet adapt Qwen2.5-Coder?",  # its pieces in another order
         "How does GuardNet compare with HelperKV?",  # another paper found, named beside the first
         "How do reasoning guardrails fare on Mistral-7B?",  # the paper described by its title, not named
         "How does EditNet handle Data from the Web?",  # common capitalised words, no proper name
