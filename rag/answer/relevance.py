@@ -951,11 +951,11 @@ _NAME_TOKEN = re.compile(r"\w(?:[\w.'+-]*\w)?")
 @dataclass(frozen=True)
 class _OtherName:
     """A name `Relevance.unheld_name` looks for, whether it is coined (a plain capitalised word is
-    weighed by rarity instead), and the other forms a text may hold it by: an acronym's singular
-    ("GEMM" of "GEMMs"), the capitals a lower-case prefix varies ("RNA" of "scRNA"), the model
-    number after it ("RTX 3090" of a text saying "3090 GPU"), the acronym of the run of
-    capitalised words it stands in ("SMAC" for "StarCraft Multi-Agent Challenge") and a plural's
-    singular ("A100s", "Cars")."""
+    weighed by rarity instead), and the other forms a text may hold it by: a plural's singular
+    ("GEMM" of "GEMMs", "A100" of "A100s", "Car" of "Cars"), the capitals a lower-case prefix
+    varies ("RNA" of "scRNA"), the model number after it ("RTX 3090" of a text saying "3090 GPU")
+    and the acronym of the run of capitalised words it stands in ("SMAC" for "StarCraft
+    Multi-Agent Challenge")."""
 
     name: str
     coined: bool
@@ -966,8 +966,8 @@ def _other_names(question: str) -> list[_OtherName]:
     """The question's coined names and acronyms, and its capitalised words that do not open a
     sentence, as `Relevance.unheld_name` reads them: a hyphenated compound keeps its parts that
     are not lower case ("LlamaGuard-style" -> "LlamaGuard", "Llama-2-13B" whole); a name with
-    fewer than two letters is a value ("7B"), and a common acronym or a piece of a formula is no
-    name asked for."""
+    fewer than two letters is a value ("7B") unless it is a capital and three digits, a machine
+    ("H100"), and a common acronym or a piece of a formula is no name asked for."""
     tokens = list(_NAME_TOKEN.finditer(question))
     capitalised = [t.group(0)[0].isupper() for t in tokens]
     names: dict[str, _OtherName] = {}
