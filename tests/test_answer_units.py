@@ -498,6 +498,46 @@ def test_a_number_the_named_paper_does_not_state_is_abstained_on_and_named() -> 
         assert not pipe.answer(answered).abstained, answered
 
 
+def test_a_score_the_named_paper_never_measures_on_the_asked_benchmark_is_abstained_on() -> None:
+    """A question that asks a named paper for a score on a benchmark, model or robot is not answered
+    when its abstract writes that name only where it counts things ("two benchmarks, ScanNet200 and
+    Replica") and measures only elsewhere; a name held where it measures (any of the question's names
+    will do), a count asked for ("how many") and an abstract that measures nothing are left to the
+    model."""
+    papers = [
+        paper(
+            "s",
+            "ScoreNet: Fast 3D Segmentation",
+            "A",
+            "We propose ScoreNet for 3D segmentation. We validate ScoreNet on two benchmarks, ScanNet200 and "
+            "Replica, and on four tasks with a Franka arm. On ScanNet200, ScoreNet reaches 24.7% mAP while "
+            "running 2.5x faster than prior work.",
+        ),
+        paper(
+            "m",
+            "MeshNet: Indoor Scenes",
+            "B",
+            "We propose MeshNet for indoor scenes, tested on Matterport and two Gibson scenes. On Matterport, "
+            "MeshNet reaches 31.2% accuracy.",
+        ),
+        paper("r", "RateNet: Fast Convergence", "C", "RateNet converges at rate O(1/T) on two Atari games."),
+    ]
+    # a collection large enough that "Replica", "Franka", "Gibson" and "Atari" are rare proper names
+    papers += [paper(f"x{i}", f"Filler Study {i}", "Z", f"We study topic {i} with data.") for i in range(300)]
+    pipe, _ = pipeline(papers, abstain_threshold=0.0)  # the model would answer anything: only rules abstain
+    replica = pipe.answer("What mAP does ScoreNet reach on Replica?")
+    assert replica.abstained and replica.citations == []
+    assert "ScoreNet" in replica.text and "mAP" in replica.text and "Replica" in replica.text
+    assert pipe.answer("What success rate does ScoreNet reach with the Franka arm?").abstained
+    for answered in (
+        "What accuracy does MeshNet reach on Matterport?",  # held where it measures
+        "What accuracy does MeshNet reach on Matterport and Gibson?",  # one of its names held there
+        "How many benchmarks does ScoreNet use besides Replica?",  # a count: any number may answer it
+        "What convergence rate does RateNet reach on Atari?",  # no measurement at all: left to the model
+    ):
+        assert not pipe.answer(answered).abstained, answered
+
+
 def test_a_paper_described_by_its_title_is_named_for_the_detail_check() -> None:
     """A question may name its paper by most of its title's topic words instead of a coined name
     ("the paper on the limits of gradient projection"): the detail check then reads that paper. A

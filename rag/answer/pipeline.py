@@ -16,8 +16,9 @@ Offline (no LLM, the default):
    training setting asked of it that it names no instance of (`Relevance.unnamed_kind`: "Which base
    LLM does ChartMoE build on?"), a second name the question gives that its abstract writes in no
    form (`Relevance.unheld_name`: "How well does AlphaEdit work when editing Mistral-7B?") and a
-   number asked of it that no sentence sharing the question's words states
-   (`Relevance.unstated_value`: "How many experts does MENTOR use?");
+   number asked of it that no sentence sharing the question's words states, or a score on a
+   benchmark it names that no sentence measuring something writes (`Relevance.unstated_value`:
+   "How many experts does MENTOR use?", "What mAP does Open-YOLO 3D reach on Replica?");
 4. the kept papers lead in the search's order, each with the sentences that answer this question
    (rag.answer.sentences, rag.answer.compose); when the question named filters, the papers come
    from a search of its other words among the filtered ones (`_topical`), and when those words
