@@ -427,9 +427,9 @@ class Relevance:
         them, though its counts do ("two benchmarks, ScanNet200 and Replica"), the score is not
         stated. Not read: "how many / how much", since a count rarely depends on the benchmark (a
         blind attack set's "How many parameters does ITFormer add on EngineMT-QA?"), and an
-        abstract that measures nothing. On session 41's train split this declined 1 writers' near
-        miss more, on validation 2, and no answerable question on either or among the helpers'
-        sets (conf-values, rewordings, title names, descriptions); of 60 answerable questions a
+        abstract that measures nothing. On session 41's train split this declined 1 described near
+        miss more, on validation 2 writers' ones, and no answerable question on either or among the
+        helpers' sets (conf-values, rewordings, title names, descriptions); of 60 answerable questions a
         helper wrote blind to attack it, it declines 1, whose abstract names its second benchmark
         only with the first (docs/benchmarks.md, session 41).
 
