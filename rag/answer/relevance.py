@@ -469,17 +469,15 @@ class Relevance:
         return None
 
     def _conditions(self, question: str, named: Sequence[Paper]) -> list[_OtherName]:
-        """The names a value question gives besides its paper's, as `unheld_name` reads them (a
-        benchmark, model or machine: "Replica", "Franka", "H100"), less the named papers' own names
+        """The names a value question gives besides its paper's (`_second_names`: a benchmark,
+        model or machine, "Replica", "Franka", "H100"), less the named papers' own names
         (`_names_used`) and those their titles write."""
         own = {name for paper in named for name in _names_used(question, paper)}
         titles = [paper.title or "" for paper in named]
         return [
             other
-            for other in _other_names(question)
-            if (other.coined or self._rarity(other.name) >= PROPER_NOUN_RARITY)
-            and fold(other.name) not in own
-            and not any(_holds(other, title) for title in titles)
+            for other in self._second_names(question)
+            if fold(other.name) not in own and not any(_holds(other, title) for title in titles)
         ]
 
     def unnamed_kind(self, question: str, hits: Sequence[Hit]) -> tuple[Paper, str] | None:
@@ -558,11 +556,15 @@ class Relevance:
             return None  # a name the next papers use too ("GUI", "text-to-SQL") is their topic, not the paper's name
         named = hits[0].paper
         texts = [f"{named.title or ''}. {named.abstract or ''}"] + [h.paper.title or "" for h in hits]
-        for other in _other_names(question):
-            if other.coined or self._rarity(other.name) >= PROPER_NOUN_RARITY:
-                if not any(_holds(other, text) for text in texts):
-                    return hits[0].paper, f"“{other.name}”"
+        for other in self._second_names(question):
+            if not any(_holds(other, text) for text in texts):
+                return hits[0].paper, f"“{other.name}”"
         return None
+
+    def _second_names(self, question: str) -> list[_OtherName]:
+        """The question's names `unheld_name` and `unstated_value` read: coined ones, and plain
+        capitalised words rare in the collection (`PROPER_NOUN_RARITY`)."""
+        return [o for o in _other_names(question) if o.coined or self._rarity(o.name) >= PROPER_NOUN_RARITY]
 
     def _named(self, question: str, hits: Sequence[Hit]) -> list[Paper] | None:
         """The paper the question names and those that name it too, or None: the search's first,
